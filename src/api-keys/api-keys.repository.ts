@@ -1,0 +1,113 @@
+import type { Queryable } from '../db/database';
+import { UNIQUE_VIOLATION } from '../db/database';
+import { conflict } from '../errors';
+import type { Role } from '../auth/roles';
+
+export interface ApiKeyRow {
+  id: string;
+  appname: string;
+  description: string;
+  role: Role | null;
+  last_login: number | null;
+  last_ip: string | null;
+}
+
+export interface ApiKeySecretRow extends ApiKeyRow {
+  key_ciphertext: Buffer;
+}
+
+const COLUMNS = 'id, appname, description, role, last_login, last_ip';
+
+function normalise<T extends ApiKeyRow>(row: T): T {
+  // last_login is bigint, which pg hands back as a string.
+  return { ...row, last_login: row.last_login === null ? null : Number(row.last_login) };
+}
+
+export async function insertApiKey(
+  q: Queryable,
+  key: { appname: string; description: string; role: Role | null; keyDigest: Buffer; keyCiphertext: Buffer },
+): Promise<ApiKeyRow> {
+  try {
+    const { rows } = await q.query<ApiKeyRow>(
+      `INSERT INTO api_keys (appname, description, role, key_digest, key_ciphertext)
+       VALUES ($1, $2, $3, $4, $5)
+       RETURNING ${COLUMNS}`,
+      [key.appname, key.description, key.role, key.keyDigest, key.keyCiphertext],
+    );
+    return normalise(rows[0]!);
+  } catch (err) {
+    if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw conflict(`API key "${key.appname}" already exists`);
+    throw err;
+  }
+}
+
+export async function findApiKeyByAppname(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
+  const { rows } = await q.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE appname = $1`, [appname]);
+  return rows[0] && normalise(rows[0]);
+}
+
+/** Same as findApiKeyByAppname, with the sealed appkey a request-token check needs. */
+export async function findApiKeySecretByAppname(q: Queryable, appname: string): Promise<ApiKeySecretRow | undefined> {
+  const { rows } = await q.query<ApiKeySecretRow>(`SELECT ${COLUMNS}, key_ciphertext FROM api_keys WHERE appname = $1`, [
+    appname,
+  ]);
+  return rows[0] && normalise(rows[0]);
+}
+
+/** Locks the row for the rest of the transaction, so a check-then-write cannot race. */
+export async function findApiKeyForUpdate(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
+  const { rows } = await q.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE appname = $1 FOR UPDATE`, [appname]);
+  return rows[0] && normalise(rows[0]);
+}
+
+/** Keys ordered by appname in byte order, strictly after `after` when given. */
+export async function listApiKeys(q: Queryable, page: { limit: number; after?: string }): Promise<ApiKeyRow[]> {
+  const { rows } = await q.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys
+      WHERE $1::text IS NULL OR appname > $1::text COLLATE "C"
+      ORDER BY appname COLLATE "C"
+      LIMIT $2`,
+    [page.after ?? null, page.limit],
+  );
+  return rows.map(normalise);
+}
+
+export async function updateApiKeyContent(
+  q: Queryable,
+  appname: string,
+  content: { description: string; role: Role | null },
+): Promise<ApiKeyRow> {
+  const { rows } = await q.query<ApiKeyRow>(
+    `UPDATE api_keys SET description = $2, role = $3, updated_at = now()
+      WHERE appname = $1
+      RETURNING ${COLUMNS}`,
+    [appname, content.description, content.role],
+  );
+  return normalise(rows[0]!);
+}
+
+export async function replaceApiKeySecret(
+  q: Queryable,
+  appname: string,
+  content: { description: string; role: Role | null; keyDigest: Buffer; keyCiphertext: Buffer },
+): Promise<ApiKeyRow> {
+  const { rows } = await q.query<ApiKeyRow>(
+    `UPDATE api_keys
+        SET description = $2, role = $3, key_digest = $4, key_ciphertext = $5, updated_at = now()
+      WHERE appname = $1
+      RETURNING ${COLUMNS}`,
+    [appname, content.description, content.role, content.keyDigest, content.keyCiphertext],
+  );
+  return normalise(rows[0]!);
+}
+
+export async function deleteApiKey(q: Queryable, appname: string): Promise<void> {
+  await q.query('DELETE FROM api_keys WHERE appname = $1', [appname]);
+}
+
+export async function recordApiKeyLogin(q: Queryable, apiKeyId: string, ip: string | null): Promise<void> {
+  await q.query('UPDATE api_keys SET last_login = extract(epoch FROM now())::bigint, last_ip = $2 WHERE id = $1', [
+    apiKeyId,
+    ip,
+  ]);
+}

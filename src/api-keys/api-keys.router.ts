@@ -1,0 +1,64 @@
+import { Router, type Request, type Response } from 'express';
+import type { BearerAuthenticator } from '../auth/bearer-authenticator';
+import { authenticate, principalOf } from '../http/authenticate';
+import { jsonBody } from '../http/body-parsers';
+import { methodNotAllowed } from '../http/error-handler';
+import { parseInput } from '../http/validate';
+import { envelope, presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
+import { appnameParams, createApiKeyBody, listApiKeysQuery, updateApiKeyBody } from './api-keys.schemas';
+import type { ApiKeysService } from './api-keys.service';
+
+/**
+ * /api/v1/api-keys. Every route: authenticate (401) → body parsing (415/413/400) → validation (400)
+ * → the service, which decides authorisation (403) before existence (404).
+ */
+export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuthenticator): Router {
+  const router = Router();
+  router.use(authenticate(authenticator));
+
+  router
+    .route('/')
+    .get(async function listApiKeys(req: Request, res: Response) {
+      const page = parseInput(listApiKeysQuery, req.query, 'query');
+      const rows = await service.list(principalOf(res), page);
+      res.json(envelope(200, rows.map(presentApiKey)));
+    })
+    .post(jsonBody, async function createApiKey(req: Request, res: Response) {
+      const input = parseInput(createApiKeyBody, req.body, 'body');
+      const { key, appkey } = await service.create(principalOf(res), input);
+      res.status(201).json(envelope(201, presentApiKeyWithSecret(key, appkey)));
+    })
+    .all(methodNotAllowed(['GET', 'POST']));
+
+  router
+    .route('/:appname')
+    .get(async function getApiKey(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      const key = await service.get(principalOf(res), appname);
+      res.json(envelope(200, presentApiKey(key)));
+    })
+    .put(jsonBody, async function updateApiKey(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      const input = parseInput(updateApiKeyBody, req.body, 'body');
+      const key = await service.update(principalOf(res), appname, input);
+      res.json(envelope(200, presentApiKey(key)));
+    })
+    .delete(async function deleteApiKey(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      await service.delete(principalOf(res), appname);
+      res.status(204).end();
+    })
+    .all(methodNotAllowed(['GET', 'PUT', 'DELETE']));
+
+  router
+    .route('/:appname/regen')
+    .put(jsonBody, async function regenerateApiKey(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      const input = parseInput(updateApiKeyBody, req.body, 'body');
+      const { key, appkey } = await service.regen(principalOf(res), appname, input);
+      res.json(envelope(200, presentApiKeyWithSecret(key, appkey)));
+    })
+    .all(methodNotAllowed(['PUT']));
+
+  return router;
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { ROLES } from '../auth/roles';
+
+export const APPNAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+const appname = z
+  .string()
+  .regex(APPNAME_PATTERN, 'must be 1 to 64 characters of a-z 0-9 . _ -, starting with a letter or digit');
+
+const description = z.string().max(1024, 'must be at most 1024 characters');
+
+const roles = z
+  .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }))
+  .max(1, 'must hold at most one role');
+
+export const appnameParams = z.strictObject({
+  /** The key's name, from the path. */
+  appname,
+});
+
+export const createApiKeyBody = z.strictObject({
+  /** Unique name of the key; used as its path identifier. */
+  appname,
+  /** Free text; "" when omitted. */
+  description: description.default(''),
+  /** At most one role; may be empty. */
+  roles,
+});
+
+/** Update and regen replace the record: what is omitted becomes empty. */
+export const updateApiKeyBody = z.strictObject({
+  /** Free text; "" when omitted. */
+  description: description.default(''),
+  /** At most one role; [] when omitted. */
+  roles: roles.default([]),
+});
+
+const limit = z
+  .string()
+  .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 1000')
+  .transform(Number)
+  .pipe(z.number().min(1, 'must be a whole number from 1 to 1000').max(1000, 'must be a whole number from 1 to 1000'));
+
+export const listApiKeysQuery = z.strictObject({
+  /** Page size, 1 to 1000. */
+  limit: limit.default(1000),
+  /** Return only keys whose appname sorts strictly after this one. */
+  after: appname.optional(),
+});
+
+export type CreateApiKeyInput = z.output<typeof createApiKeyBody>;
+export type UpdateApiKeyInput = z.output<typeof updateApiKeyBody>;
+export type ListApiKeysInput = z.output<typeof listApiKeysQuery>;

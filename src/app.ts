@@ -1,0 +1,35 @@
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import type { Config } from './config';
+import type { Logger } from './logger';
+import type { Services } from './services';
+import { requestLogger } from './http/request-logger';
+import { errorHandler, notFoundHandler } from './http/error-handler';
+import { healthRouter } from './health/health.router';
+import { authRouter } from './auth/auth.router';
+import { apiKeysRouter } from './api-keys/api-keys.router';
+
+export interface AppDeps {
+  config: Pick<Config, 'trustProxy'>;
+  logger: Logger;
+  services: Services;
+}
+
+/** The HTTP application. Never listens: main.ts does, and tests drive it with supertest. */
+export function buildApp({ config, logger, services }: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.set('etag', false);
+
+  app.use(requestLogger(logger));
+  app.use(helmet());
+
+  app.use(healthRouter(services.db));
+  app.use(authRouter(services.tokens, services.signingKeys));
+  app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.authenticator));
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,47 @@
+import { Router, type Request, type Response } from 'express';
+import { jsonOrFormBody } from '../http/body-parsers';
+import { methodNotAllowed } from '../http/error-handler';
+import { noStore } from '../http/no-store';
+import { parseInput } from '../http/validate';
+import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from './auth.schemas';
+import type { SigningKeysService } from './signing-keys.service';
+import type { TokenService } from './token.service';
+
+/** The three token routes and the JWK Set. Token responses are never cached. */
+export function authRouter(tokens: TokenService, signingKeys: SigningKeysService): Router {
+  const router = Router();
+
+  router
+    .route('/api/v1/auth/token')
+    .post(noStore, jsonOrFormBody, async function exchangeRequestToken(req: Request, res: Response) {
+      const { jwt } = parseInput(apiKeyTokenBody, req.body, 'body');
+      res.json(await tokens.exchangeRequestToken(jwt, req.ip ?? null));
+    })
+    .all(methodNotAllowed(['POST']));
+
+  router
+    .route('/api/auth/bearer/token')
+    .post(noStore, jsonOrFormBody, async function passwordGrant(req: Request, res: Response) {
+      const { username, password } = parseInput(passwordTokenBody, req.body, 'body');
+      res.json(await tokens.passwordGrant(username, password));
+    })
+    .all(methodNotAllowed(['POST']));
+
+  router
+    .route('/api/auth/bearer/refresh')
+    .post(noStore, jsonOrFormBody, async function refreshGrant(req: Request, res: Response) {
+      const { refresh_token: refreshToken } = parseInput(refreshTokenBody, req.body, 'body');
+      res.json(await tokens.refreshGrant(refreshToken));
+    })
+    .all(methodNotAllowed(['POST']));
+
+  router
+    .route('/.well-known/jwks.json')
+    .get(async function jwkSet(_req, res) {
+      res.setHeader('Cache-Control', 'public, max-age=60');
+      res.json(await signingKeys.jwkSet());
+    })
+    .all(methodNotAllowed(['GET']));
+
+  return router;
+}

@@ -1,0 +1,65 @@
+import { createSecretKey } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { UnauthorizedError } from '../errors';
+import { nowSeconds } from './jwt';
+
+export const REQUEST_TOKEN_ALGORITHMS: jwt.Algorithm[] = ['HS256', 'HS384', 'HS512'];
+export const MAX_REQUEST_TOKEN_LIFETIME = 300;
+const MAX_JTI_LENGTH = 256;
+
+export interface RequestTokenClaims {
+  appname: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+const refuse = (message: string) => new UnauthorizedError(message);
+
+/** The appname a request token claims to come from (`iss`), read before any verification. */
+export function claimedAppname(token: string): string {
+  const decoded = jwt.decode(token, { complete: true });
+  if (!decoded || typeof decoded.payload === 'string') throw refuse('Request token is not a valid JWT');
+  if (!REQUEST_TOKEN_ALGORITHMS.includes(decoded.header.alg as jwt.Algorithm)) {
+    throw refuse('Request token must be signed with HS256, HS384 or HS512');
+  }
+  const iss = decoded.payload.iss;
+  if (typeof iss !== 'string' || iss === '') throw refuse('Request token must carry the appname as iss');
+  return iss;
+}
+
+/**
+ * Checks a request token against the key's appkey (the HMAC secret) and the contract's claim rules.
+ * The replay check is the caller's: it needs the database.
+ */
+export function verifyRequestToken(
+  token: string,
+  appkey: string,
+  expected: { issuer: string; clockTolerance: number },
+): RequestTokenClaims {
+  let claims: jwt.JwtPayload;
+  try {
+    claims = jwt.verify(token, createSecretKey(Buffer.from(appkey, 'utf8')), {
+      algorithms: REQUEST_TOKEN_ALGORITHMS,
+      clockTolerance: expected.clockTolerance,
+    }) as jwt.JwtPayload;
+  } catch (err) {
+    if (err instanceof jwt.TokenExpiredError) throw refuse('Request token has expired');
+    // Bad signature and unknown appname read the same, so appnames cannot be probed.
+    throw refuse('Invalid request token');
+  }
+  const { iss, sub, aud, jti, iat, exp } = claims;
+  if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
+    throw refuse(`Request token must carry a jti of 1 to ${MAX_JTI_LENGTH} characters`);
+  }
+  if (typeof iat !== 'number' || typeof exp !== 'number') throw refuse('Request token must carry iat and exp');
+  if (sub !== undefined && sub !== iss) throw refuse('Request token sub must equal iss');
+  if (aud !== undefined && !(aud === expected.issuer || (Array.isArray(aud) && aud.length === 1 && aud[0] === expected.issuer))) {
+    throw refuse('Request token aud must be this service’s issuer');
+  }
+  if (iat > nowSeconds() + expected.clockTolerance) throw refuse('Request token iat is in the future');
+  if (exp - iat > MAX_REQUEST_TOKEN_LIFETIME) {
+    throw refuse(`Request token lifetime (exp - iat) must be at most ${MAX_REQUEST_TOKEN_LIFETIME} seconds`);
+  }
+  return { appname: iss as string, jti, iat, exp };
+}

@@ -1,0 +1,124 @@
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { Database } from '../db/database';
+import type { SecretBox } from '../crypto/secretbox';
+import {
+  findPublishedSigningKeys,
+  hasActiveSigningKey,
+  insertSigningKey,
+  lockSigningKeys,
+  retireActiveSigningKey,
+} from './signing-keys.repository';
+
+export interface PublicJwk {
+  kty: 'EC';
+  crv: 'P-256';
+  x: string;
+  y: string;
+  kid: string;
+  alg: 'ES256';
+  use: 'sig';
+}
+
+interface ActiveKey {
+  kid: string;
+  privateKey: KeyObject;
+}
+
+const RELOAD_INTERVAL_MS = 30_000;
+
+/** RFC 7638 thumbprint: a kid derived from the key itself. */
+function thumbprint(jwk: { crv: string; kty: string; x: string; y: string }): string {
+  const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+/**
+ * Owns the ES256 keys: generated and rotated under an advisory lock, private halves sealed under
+ * MASTER_KEY, public halves published as a JWK Set. Other instances pick up a rotation on their
+ * next reload (periodic, or on meeting an unknown kid).
+ */
+export class SigningKeysService {
+  private active: ActiveKey | undefined;
+  private publicKeys = new Map<string, KeyObject>();
+  private jwks: PublicJwk[] = [];
+  private loadedAt = 0;
+  private reloading: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+    /** How long a retired key stays published: the longest lifetime of a token it signed, plus leeway. */
+    private readonly publishRetiredForSeconds: number,
+  ) {}
+
+  /** Creates the first key if there is none, then loads. Safe when several instances start at once. */
+  async initialise(): Promise<void> {
+    await this.db.withTransaction(async (tx) => {
+      await lockSigningKeys(tx);
+      if (!(await hasActiveSigningKey(tx))) await insertSigningKey(tx, this.generate());
+    });
+    await this.reload();
+  }
+
+  /** Retires the active key and makes a new one active. Returns the new kid. */
+  async rotate(): Promise<string> {
+    const key = this.generate();
+    await this.db.withTransaction(async (tx) => {
+      await lockSigningKeys(tx);
+      await retireActiveSigningKey(tx);
+      await insertSigningKey(tx, key);
+    });
+    await this.reload();
+    return key.kid;
+  }
+
+  async signingKey(): Promise<ActiveKey> {
+    if (!this.active || Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
+    if (!this.active) throw new Error('No active signing key');
+    return this.active;
+  }
+
+  /** The public key for a kid, reloading once if it is unknown (it may come from a newer rotation). */
+  async publicKey(kid: string): Promise<KeyObject | undefined> {
+    if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
+    const key = this.publicKeys.get(kid);
+    if (key || Date.now() - this.loadedAt < 1_000) return key;
+    await this.reload();
+    return this.publicKeys.get(kid);
+  }
+
+  async jwkSet(): Promise<{ keys: PublicJwk[] }> {
+    if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
+    return { keys: this.jwks };
+  }
+
+  /** Re-reads the keys from the database; concurrent callers share one query. */
+  reload(): Promise<void> {
+    this.reloading ??= this.load().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  private async load(): Promise<void> {
+    const since = new Date(Date.now() - this.publishRetiredForSeconds * 1000);
+    const rows = await findPublishedSigningKeys(this.db, since);
+    const activeRow = rows.find((r) => r.retired_at === null);
+    this.active = activeRow && {
+      kid: activeRow.kid,
+      privateKey: createPrivateKey({ key: this.box.open(activeRow.private_key_ciphertext, activeRow.kid), format: 'der', type: 'pkcs8' }),
+    };
+    this.jwks = rows.map((r) => r.public_jwk as unknown as PublicJwk);
+    this.publicKeys = new Map(this.jwks.map((jwk) => [jwk.kid, createPublicKey({ key: { ...jwk }, format: 'jwk' })]));
+    this.loadedAt = Date.now();
+  }
+
+  private generate() {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwk = publicKey.export({ format: 'jwk' }) as { kty: 'EC'; crv: 'P-256'; x: string; y: string };
+    const kid = thumbprint(jwk);
+    const publicJwk: PublicJwk = { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y, kid, alg: 'ES256', use: 'sig' };
+    const der = privateKey.export({ format: 'der', type: 'pkcs8' });
+    return { kid, publicJwk: { ...publicJwk }, privateKeyCiphertext: this.box.seal(der, kid) };
+  }
+}

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+
+const wholeSeconds = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
+const booleanString = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
+
+/**
+ * TRUST_PROXY follows Express's `trust proxy` setting: `false`, `true`, a hop count, or a
+ * comma-separated list of addresses/subnets. Kept as the value Express expects.
+ */
+const trustProxy = z
+  .string()
+  .default('false')
+  .transform((v): boolean | number | string => {
+    if (v === 'true') return true;
+    if (v === 'false' || v === '') return false;
+    if (/^\d+$/.test(v)) return Number(v);
+    return v;
+  });
+
+const masterKey = z
+  .string()
+  .optional()
+  .refine((v) => v === undefined || v === '' || Buffer.from(v, 'base64').length === 32, {
+    message: 'must be 32 bytes encoded in base64 (try: openssl rand -base64 32)',
+  })
+  .transform((v) => (v ? Buffer.from(v, 'base64') : undefined));
+
+const envSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().default('0.0.0.0'),
+    DATABASE_URL: z.string().url().optional(),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+    DATA_DIR: z.string().default('./data'),
+    ISSUER: z.string().url().optional(),
+    MASTER_KEY: masterKey,
+    ACCESS_TOKEN_TTL: wholeSeconds(300),
+    REFRESH_TOKEN_TTL: wholeSeconds(1800),
+    SESSION_MAX_TTL: wholeSeconds(36000),
+    CLOCK_TOLERANCE: z.coerce.number().int().min(0).max(30).default(30),
+    BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(12),
+    BOOTSTRAP_ADMIN_USERNAME: z.string().optional(),
+    BOOTSTRAP_ADMIN_PASSWORD: z.string().optional(),
+    TRUST_PROXY: trustProxy,
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    SHUTDOWN_TIMEOUT: z.coerce.number().int().min(0).default(10),
+    METRICS_ENABLED: booleanString(false),
+  })
+  .refine((env) => !env.BOOTSTRAP_ADMIN_USERNAME === !env.BOOTSTRAP_ADMIN_PASSWORD, {
+    message: 'BOOTSTRAP_ADMIN_USERNAME and BOOTSTRAP_ADMIN_PASSWORD must be set together',
+    path: ['BOOTSTRAP_ADMIN_PASSWORD'],
+  });
+
+export interface Config {
+  readonly env: 'development' | 'production' | 'test';
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string | undefined;
+  readonly databasePoolSize: number;
+  readonly dataDir: string;
+  readonly issuer: string;
+  /** 32 raw bytes; undefined means "load or generate one in dataDir" (refused in production). */
+  readonly masterKey: Buffer | undefined;
+  readonly accessTokenTtl: number;
+  readonly refreshTokenTtl: number;
+  readonly sessionMaxTtl: number;
+  /** Leeway, in seconds, for exp/iat checks on every token we verify. */
+  readonly clockTolerance: number;
+  readonly bcryptCost: number;
+  readonly bootstrapAdmin: { readonly username: string; readonly password: string } | undefined;
+  readonly trustProxy: boolean | number | string;
+  readonly logLevel: string;
+  readonly shutdownTimeoutSeconds: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once; throws ConfigError listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`));
+  }
+  const e = parsed.data;
+  if (e.NODE_ENV === 'production' && !e.MASTER_KEY) {
+    throw new ConfigError(['MASTER_KEY: required when NODE_ENV=production (try: openssl rand -base64 32)']);
+  }
+  return Object.freeze({
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    dataDir: e.DATA_DIR,
+    issuer: (e.ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
+    masterKey: e.MASTER_KEY,
+    accessTokenTtl: e.ACCESS_TOKEN_TTL,
+    refreshTokenTtl: e.REFRESH_TOKEN_TTL,
+    sessionMaxTtl: e.SESSION_MAX_TTL,
+    clockTolerance: e.CLOCK_TOLERANCE,
+    bcryptCost: e.BCRYPT_COST,
+    bootstrapAdmin:
+      e.BOOTSTRAP_ADMIN_USERNAME && e.BOOTSTRAP_ADMIN_PASSWORD
+        ? Object.freeze({ username: e.BOOTSTRAP_ADMIN_USERNAME, password: e.BOOTSTRAP_ADMIN_PASSWORD })
+        : undefined,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+    shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT,
+  });
+}

@@ -1,0 +1,79 @@
+import { Pool, type PoolClient, type QueryResultRow } from 'pg';
+import type { Logger } from '../logger';
+
+/** Anything that runs a parameterised statement: the pool, or a client inside a transaction. */
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+export interface DatabaseOptions {
+  url: string;
+  poolSize?: number;
+  /** Run every connection with this search_path (tests give each file its own schema). */
+  schema?: string;
+  /** Upper bound for one statement, so a stuck query cannot hold a connection forever. */
+  statementTimeoutMs?: number;
+  connectionTimeoutMs?: number;
+}
+
+export class Database implements Queryable {
+  private readonly pool: Pool;
+
+  constructor(options: DatabaseOptions, logger: Logger) {
+    const settings = [`-c statement_timeout=${options.statementTimeoutMs ?? 10_000}`];
+    if (options.schema) settings.push(`-c search_path=${options.schema}`);
+    this.pool = new Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+      idleTimeoutMillis: 30_000,
+      options: settings.join(' '),
+    });
+    // An idle client losing its server connection must not crash the process.
+    this.pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'idle database connection failed'));
+  }
+
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]) {
+    return this.pool.query<R>(text, values);
+  }
+
+  /** Runs fn inside BEGIN/COMMIT on one client; any throw rolls back. Pass `tx` down, never the pool. */
+  async withTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client: PoolClient = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+/** True for errors that mean "the database is not reachable right now" rather than a bug. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH'].includes(code)) return true;
+    // 08xxx connection exceptions, 57P0x operator intervention (shutdown), 53300 too many connections.
+    if (code.startsWith('08') || code.startsWith('57P') || code === '53300') return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    err.message,
+  );
+}
+
+export const UNIQUE_VIOLATION = '23505';

@@ -1,0 +1,37 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Database } from './database';
+import type { Logger } from '../logger';
+
+export const MIGRATIONS_DIR = path.resolve(__dirname, '../../migrations');
+
+// Any constant works; it only has to be the same for every instance of this service.
+const MIGRATION_LOCK_ID = 7_240_611;
+
+/**
+ * Applies migrations/NNNN_*.sql in order, each once and in its own transaction, recorded in
+ * schema_migrations. A session-level advisory lock makes concurrent starts wait for each other.
+ */
+export async function migrate(db: Database, logger: Logger, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const files = (await readdir(dir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  const applied: string[] = [];
+  await db.withTransaction(async (tx) => {
+    // Transaction-scoped lock: released by COMMIT/ROLLBACK even if this process dies.
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         name text PRIMARY KEY,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    const done = new Set((await tx.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
+    for (const file of files) {
+      if (done.has(file)) continue;
+      await tx.query(await readFile(path.join(dir, file), 'utf8'));
+      await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
+      applied.push(file);
+      logger.info({ migration: file }, 'migration applied');
+    }
+  });
+  return applied;
+}

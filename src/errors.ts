@@ -1,0 +1,57 @@
+/** The closed list of error names the API may answer with, and their HTTP status. */
+export const ERROR_STATUS = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  MethodNotAllowed: 405,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  TooManyRequests: 429,
+  InternalServerError: 500,
+  ServiceUnavailable: 503,
+} as const;
+
+export type ErrorName = keyof typeof ERROR_STATUS;
+
+export interface ErrorBody {
+  status: number;
+  name: ErrorName;
+  message: string;
+}
+
+/** An error whose message is safe to show to the client. */
+export class AppError extends Error {
+  override readonly name: ErrorName;
+  readonly status: number;
+
+  constructor(name: ErrorName, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = name;
+    this.status = ERROR_STATUS[name];
+  }
+
+  toBody(): ErrorBody {
+    return { status: this.status, name: this.name, message: this.message };
+  }
+}
+
+/**
+ * A 401. `tokenRefused` marks that a credential was presented and refused, which RFC 6750 wants
+ * signalled as error="invalid_token" in the WWW-Authenticate challenge.
+ */
+export class UnauthorizedError extends AppError {
+  constructor(
+    message: string,
+    readonly tokenRefused = true,
+  ) {
+    super('Unauthorized', message);
+  }
+}
+
+export const badRequest = (message: string) => new AppError('BadRequest', message);
+export const forbidden = (message = 'You are not allowed to perform this operation') =>
+  new AppError('Forbidden', message);
+export const notFound = (message: string) => new AppError('NotFound', message);
+export const conflict = (message: string) => new AppError('Conflict', message);

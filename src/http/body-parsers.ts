@@ -1,0 +1,27 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { AppError } from '../errors';
+
+export const BODY_LIMIT = '64kb';
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+}
+
+/** A request that carries a body must declare one of these media types, or it is a 415. */
+function requireMediaType(types: string[]) {
+  return function checkMediaType(req: Request, _res: Response, next: NextFunction): void {
+    if (hasBody(req) && !req.is(types)) {
+      throw new AppError('UnsupportedMediaType', `Content-Type must be ${types.join(' or ')}`);
+    }
+    next();
+  };
+}
+
+const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
+const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 100, type: 'application/x-www-form-urlencoded' });
+
+/** Key routes: JSON only. */
+export const jsonBody = [requireMediaType(['application/json']), json];
+
+/** Token routes: JSON or form-urlencoded. */
+export const jsonOrFormBody = [requireMediaType(['application/json', 'application/x-www-form-urlencoded']), json, form];

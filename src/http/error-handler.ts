@@ -1,0 +1,73 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, ERROR_STATUS, UnauthorizedError, type ErrorName } from '../errors';
+import { isDatabaseUnavailable } from '../db/database';
+import { stdSerializers } from 'pino';
+import type { Logger } from '../logger';
+
+const NAME_BY_STATUS = new Map<number, ErrorName>(Object.entries(ERROR_STATUS).map(([name, status]) => [status, name as ErrorName]));
+
+/** body-parser's error types, which are client faults with a fixed meaning. */
+function fromBodyParser(err: { type?: unknown; status?: unknown }): AppError | undefined {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new AppError('BadRequest', 'Malformed JSON body');
+    case 'entity.too.large':
+      return new AppError('PayloadTooLarge', 'Request body is larger than 64 KiB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError('UnsupportedMediaType', 'Unsupported body encoding or charset');
+    case 'parameters.too.many':
+      return new AppError('PayloadTooLarge', 'Too many form parameters');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new AppError('BadRequest', 'Request body could not be read');
+  }
+  const status = typeof err.status === 'number' ? err.status : undefined;
+  const name = status && status < 500 ? NAME_BY_STATUS.get(status) : undefined;
+  return name ? new AppError(name, 'Bad request') : undefined;
+}
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (isDatabaseUnavailable(err)) return new AppError('ServiceUnavailable', 'The service is temporarily unavailable');
+  if (err && typeof err === 'object') {
+    const parsed = fromBodyParser(err as { type?: unknown; status?: unknown });
+    if (parsed) return parsed;
+  }
+  return new AppError('InternalServerError', 'An unexpected error occurred');
+}
+
+/**
+ * The one place HTTP errors are written: always `{status, name, message}`. Server faults are
+ * logged with their cause and answered without any detail of it.
+ */
+export function errorHandler(logger: Logger) {
+  return function handleError(err: unknown, req: Request, res: Response, next: NextFunction): void {
+    if (res.headersSent) return next(err);
+    const error = toAppError(err);
+    const log = (req as { log?: Logger }).log ?? logger;
+    if (error.status >= 500) log.error({ cause: err instanceof Error ? stdSerializers.err(err) : String(err) }, 'request failed');
+    if (error instanceof UnauthorizedError || error.status === 401) {
+      const refused = error instanceof UnauthorizedError ? error.tokenRefused : true;
+      res.setHeader(
+        'WWW-Authenticate',
+        refused ? `Bearer error="invalid_token", error_description="${error.message.replace(/"/g, "'")}"` : 'Bearer',
+      );
+    }
+    res.status(error.status).json(error.toBody());
+  };
+}
+
+/** Unknown routes: 404 in the uniform body. */
+export function notFoundHandler(req: Request): never {
+  throw new AppError('NotFound', `No route for ${req.method} ${req.path}`);
+}
+
+/** Known path, wrong method: 405 with an Allow header. */
+export function methodNotAllowed(allowed: string[]) {
+  return function rejectMethod(req: Request, res: Response): never {
+    res.setHeader('Allow', allowed.join(', '));
+    throw new AppError('MethodNotAllowed', `${req.method} is not allowed here; use ${allowed.join(', ')}`);
+  };
+}

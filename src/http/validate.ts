@@ -1,0 +1,30 @@
+import type { z } from 'zod';
+import { badRequest } from '../errors';
+
+type Location = 'body' | 'query' | 'params';
+
+function describe(issue: z.core.$ZodIssue, location: Location): string {
+  if (issue.code === 'unrecognized_keys') {
+    const where = [location, ...issue.path.map(String)].join('.');
+    const fields = issue.keys.map((k) => `"${k}"`).join(', ');
+    return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${fields}`;
+  }
+  return `${[location, ...issue.path.map(String)].join('.')}: ${issue.message}`;
+}
+
+/**
+ * Parses one part of a request with a strict schema. On failure, a 400 whose message names every
+ * offending field by its path (`body.roles.0: ...`, `body: unknown field "foo"`).
+ */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: Location): z.output<S> {
+  const result = schema.safeParse(value, {
+    error: (issue) =>
+      issue.code === 'invalid_type' && issue.input === undefined
+        ? issue.path?.length
+          ? 'is required'
+          : `a JSON object is required`
+        : undefined,
+  });
+  if (!result.success) throw badRequest(result.error.issues.map((i) => describe(i, location)).join('; '));
+  return result.data;
+}

@@ -1,0 +1,63 @@
+import { config as loadDotenv } from 'dotenv';
+import type { Server } from 'node:http';
+import { ConfigError, loadConfig } from './config';
+import { createLogger, type Logger } from './logger';
+import { buildApp } from './app';
+import { startRuntime } from './runtime';
+import { startMaintenance } from './maintenance';
+import type { Services } from './services';
+
+/** Stop accepting, let in-flight requests finish (bounded), close the pool, exit 0. */
+function handleShutdown(server: Server, services: Services, logger: Logger, timeoutSeconds: number, stopMaintenance: () => void) {
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    stopMaintenance();
+    const force = setTimeout(() => {
+      logger.warn('shutdown timeout reached; closing remaining connections');
+      server.closeAllConnections();
+    }, timeoutSeconds * 1000);
+    force.unref();
+    server.close(() => {
+      services.db
+        .close()
+        .catch((err: Error) => logger.warn({ cause: err.message }, 'closing the database pool failed'))
+        .finally(() => {
+          logger.info('stopped');
+          logger.flush();
+          process.exit(0);
+        });
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+async function main(): Promise<void> {
+  loadDotenv({ quiet: true });
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const services = await startRuntime(config, logger);
+  const app = buildApp({ config, logger, services });
+  const server = app.listen(config.port, config.host, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    logger.info({ port, issuer: config.issuer }, 'listening');
+  });
+  // Keep-alive connections would otherwise hold shutdown open until the client lets go.
+  server.keepAliveTimeout = 5_000;
+  const stopMaintenance = startMaintenance(services.db, logger, config.clockTolerance);
+  handleShutdown(server, services, logger, config.shutdownTimeoutSeconds, stopMaintenance);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+  } else {
+    console.error(`Failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  process.exit(1);
+});

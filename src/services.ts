@@ -1,0 +1,35 @@
+import type { Config } from './config';
+import type { Database } from './db/database';
+import { SecretBox } from './crypto/secretbox';
+import { ApiKeysService } from './api-keys/api-keys.service';
+import { UsersService } from './users/users.service';
+import { SigningKeysService } from './auth/signing-keys.service';
+import { TokenSigner } from './auth/jwt';
+import { TokenService } from './auth/token.service';
+import { BearerAuthenticator } from './auth/bearer-authenticator';
+
+export interface Services {
+  db: Database;
+  apiKeys: ApiKeysService;
+  users: UsersService;
+  signingKeys: SigningKeysService;
+  tokens: TokenService;
+  authenticator: BearerAuthenticator;
+}
+
+/** Wires the services together. Pure construction: nothing here touches the database. */
+export function createServices(config: Config, db: Database, masterKey: Buffer): Services {
+  const box = new SecretBox(masterKey);
+  // A retired signing key stays published while any token it signed can still be presented.
+  const longestTokenLifetime = Math.max(config.accessTokenTtl, config.refreshTokenTtl) + config.clockTolerance;
+  const signingKeys = new SigningKeysService(db, box, longestTokenLifetime);
+  const signer = new TokenSigner(signingKeys, {
+    issuer: config.issuer,
+    audience: config.issuer,
+    clockTolerance: config.clockTolerance,
+  });
+  const apiKeys = new ApiKeysService(db, box);
+  const users = new UsersService(db, config.bcryptCost);
+  const tokens = new TokenService(db, signer, apiKeys, users, config);
+  return { db, apiKeys, users, signingKeys, tokens, authenticator: new BearerAuthenticator(db, signer) };
+}

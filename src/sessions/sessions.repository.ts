@@ -1,0 +1,117 @@
+import type { Queryable } from '../db/database';
+import type { PrincipalType, Role } from '../auth/roles';
+
+export interface NewSession {
+  id: string;
+  userId?: string;
+  apiKeyId?: string;
+  refreshJti: string;
+  refreshTtlSeconds: number;
+  maxTtlSeconds: number;
+}
+
+export interface SessionTimes {
+  /** Unix seconds at which the current refresh token expires. */
+  refresh_expires_at: number;
+  created_at: number;
+}
+
+export interface LivePrincipalRow {
+  session_id: string;
+  type: PrincipalType;
+  principal_id: string;
+  name: string;
+  role: Role | null;
+}
+
+const EPOCH = (column: string) => `extract(epoch FROM ${column})::bigint`;
+
+/** Opens a session; the refresh token never outlives the session's absolute end. */
+export async function insertSession(q: Queryable, s: NewSession): Promise<SessionTimes> {
+  const { rows } = await q.query<SessionTimes>(
+    `INSERT INTO sessions (id, user_id, api_key_id, refresh_jti, expires_at, refresh_expires_at)
+     VALUES ($1, $2, $3, $4, now() + make_interval(secs => $6),
+             now() + make_interval(secs => LEAST($5::int, $6::int)))
+     RETURNING ${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('created_at')} AS created_at`,
+    [s.id, s.userId ?? null, s.apiKeyId ?? null, s.refreshJti, s.refreshTtlSeconds, s.maxTtlSeconds],
+  );
+  return normalise(rows[0]!);
+}
+
+/**
+ * Swaps the presented refresh token for a new one in one conditional UPDATE: of concurrent calls
+ * with the same token, the row lock lets exactly one match `refresh_jti = presented`.
+ */
+export async function rotateRefreshToken(
+  q: Queryable,
+  r: { sessionId: string; presentedJti: string; newJti: string; refreshTtlSeconds: number },
+): Promise<SessionTimes | undefined> {
+  const { rows } = await q.query<SessionTimes>(
+    `UPDATE sessions
+        SET refresh_jti = $3,
+            refresh_expires_at = LEAST(now() + make_interval(secs => $4), expires_at)
+      WHERE id = $1 AND refresh_jti = $2 AND revoked_at IS NULL AND expires_at > now()
+      RETURNING ${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('created_at')} AS created_at`,
+    [r.sessionId, r.presentedJti, r.newJti, r.refreshTtlSeconds],
+  );
+  return rows[0] && normalise(rows[0]);
+}
+
+/**
+ * Revokes the session when the presented refresh token is not its current one, i.e. it was already
+ * used. Returns whether a session was revoked.
+ */
+export async function revokeSessionOnReuse(q: Queryable, sessionId: string, presentedJti: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse'
+      WHERE id = $1 AND refresh_jti <> $2 AND revoked_at IS NULL`,
+    [sessionId, presentedJti],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+export async function revokeSessionsOfApiKey(q: Queryable, apiKeyId: string, reason: string): Promise<void> {
+  await q.query('UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE api_key_id = $1 AND revoked_at IS NULL', [
+    apiKeyId,
+    reason,
+  ]);
+}
+
+/**
+ * The principal behind a session, only if all of it is still live: session not revoked or past
+ * its end, user not disabled or deleted, key not deleted.
+ */
+export async function findLivePrincipal(q: Queryable, sessionId: string): Promise<LivePrincipalRow | undefined> {
+  const { rows } = await q.query<LivePrincipalRow>(
+    `SELECT s.id AS session_id,
+            CASE WHEN s.user_id IS NOT NULL THEN 'user' ELSE 'api_key' END AS type,
+            COALESCE(u.id, k.id) AS principal_id,
+            COALESCE(u.username, k.appname) AS name,
+            COALESCE(u.role, k.role) AS role
+       FROM sessions s
+       LEFT JOIN users u ON u.id = s.user_id AND NOT u.disabled
+       LEFT JOIN api_keys k ON k.id = s.api_key_id
+      WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
+        AND (u.id IS NOT NULL OR k.id IS NOT NULL)`,
+    [sessionId],
+  );
+  return rows[0];
+}
+
+/** Drops sessions that ended more than a day ago; they can no longer authenticate anything. */
+export async function deleteEndedSessions(q: Queryable): Promise<number> {
+  const { rowCount } = await q.query("DELETE FROM sessions WHERE expires_at < now() - interval '1 day'");
+  return rowCount ?? 0;
+}
+
+function normalise(row: SessionTimes): SessionTimes {
+  // bigint comes back from pg as a string.
+  return { refresh_expires_at: Number(row.refresh_expires_at), created_at: Number(row.created_at) };
+}
+
+export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: string): Promise<void> {
+  await q.query('UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE user_id = $1 AND revoked_at IS NULL', [
+    userId,
+    reason,
+  ]);
+}

@@ -1,0 +1,63 @@
+import type { Queryable } from '../db/database';
+import type { Role } from '../auth/roles';
+
+export interface UserRow {
+  id: string;
+  username: string;
+  password_hash: string;
+  role: Role | null;
+  disabled: boolean;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, username, password_hash, role, disabled, created_at';
+
+export async function findUserByUsername(q: Queryable, username: string): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE username = $1`, [username]);
+  return rows[0];
+}
+
+export async function listUsers(q: Queryable): Promise<UserRow[]> {
+  const { rows } = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users ORDER BY username`);
+  return rows;
+}
+
+/** Inserts unless the username exists; returns the new row or undefined. */
+export async function insertUserIfAbsent(
+  q: Queryable,
+  user: { username: string; passwordHash: string; role: Role | null },
+): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>(
+    `INSERT INTO users (username, password_hash, role) VALUES ($1, $2, $3)
+     ON CONFLICT (username) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [user.username, user.passwordHash, user.role],
+  );
+  return rows[0];
+}
+
+export async function updateUserRole(q: Queryable, username: string, role: Role | null): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE users SET role = $2, updated_at = now() WHERE username = $1', [username, role]);
+  return (rowCount ?? 0) > 0;
+}
+
+export async function updateUserPassword(q: Queryable, username: string, passwordHash: string): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE username = $1', [
+    username,
+    passwordHash,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+export async function updateUserDisabled(q: Queryable, username: string, disabled: boolean): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE users SET disabled = $2, updated_at = now() WHERE username = $1', [
+    username,
+    disabled,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+export async function deleteUser(q: Queryable, username: string): Promise<boolean> {
+  const { rowCount } = await q.query('DELETE FROM users WHERE username = $1', [username]);
+  return (rowCount ?? 0) > 0;
+}

@@ -1,0 +1,120 @@
+import bcrypt from 'bcrypt';
+import type { Database } from '../db/database';
+import { UnauthorizedError, badRequest, conflict, notFound } from '../errors';
+import { ROLES, type Role } from '../auth/roles';
+import { revokeSessionsOfUser } from '../sessions/sessions.repository';
+import * as users from './users.repository';
+import type { UserRow } from './users.repository';
+
+export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+const MIN_PASSWORD_LENGTH = 8;
+// bcrypt only reads the first 72 bytes; longer passwords are refused rather than silently cut.
+const MAX_PASSWORD_BYTES = 72;
+const INVALID_CREDENTIALS = 'Invalid username or password';
+
+export interface UserView {
+  username: string;
+  role: Role | null;
+  disabled: boolean;
+  created_at: string;
+}
+
+function assertPasswordFitsBcrypt(password: string): void {
+  if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
+    throw badRequest(`password: must be at most ${MAX_PASSWORD_BYTES} bytes`);
+  }
+}
+
+function parseRole(role: string | null): Role | null {
+  if (role === null || role === '' || role === 'none') return null;
+  if (!(ROLES as readonly string[]).includes(role)) throw badRequest(`role: must be one of ${ROLES.join(', ')} or none`);
+  return role as Role;
+}
+
+export class UsersService {
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly bcryptCost: number,
+  ) {}
+
+  async add(username: string, password: string, role: string | null): Promise<UserView> {
+    if (!USERNAME_PATTERN.test(username)) {
+      throw badRequest('username: 1 to 64 characters of letters, digits, . _ @ -, starting with a letter or digit');
+    }
+    const created = await users.insertUserIfAbsent(this.db, {
+      username,
+      passwordHash: await this.hashPassword(password),
+      role: parseRole(role),
+    });
+    if (!created) throw conflict(`User "${username}" already exists`);
+    return present(created);
+  }
+
+  /** Creates the admin named by the environment unless a user of that name exists. Never overwrites. */
+  async bootstrapAdmin(username: string, password: string): Promise<boolean> {
+    const existing = await users.findUserByUsername(this.db, username);
+    if (existing) return false;
+    const created = await users.insertUserIfAbsent(this.db, {
+      username,
+      passwordHash: await this.hashPassword(password),
+      role: 'admin',
+    });
+    return created !== undefined;
+  }
+
+  async list(): Promise<UserView[]> {
+    return (await users.listUsers(this.db)).map(present);
+  }
+
+  async setRole(username: string, role: string | null): Promise<void> {
+    if (!(await users.updateUserRole(this.db, username, parseRole(role)))) throw notFound(`User "${username}" not found`);
+  }
+
+  async setPassword(username: string, password: string): Promise<void> {
+    const hash = await this.hashPassword(password);
+    if (!(await users.updateUserPassword(this.db, username, hash))) throw notFound(`User "${username}" not found`);
+  }
+
+  /** Disables the user and ends every session they hold. */
+  async disable(username: string): Promise<void> {
+    await this.db.withTransaction(async (tx) => {
+      const user = await users.findUserByUsername(tx, username);
+      if (!user) throw notFound(`User "${username}" not found`);
+      await users.updateUserDisabled(tx, username, true);
+      await revokeSessionsOfUser(tx, user.id, 'user disabled');
+    });
+  }
+
+  async delete(username: string): Promise<void> {
+    if (!(await users.deleteUser(this.db, username))) throw notFound(`User "${username}" not found`);
+  }
+
+  /**
+   * The user for these credentials, or a 401 that reads the same and takes about as long whether
+   * the user is unknown, the password wrong or the user disabled.
+   */
+  async verifyCredentials(username: string, password: string): Promise<UserRow> {
+    assertPasswordFitsBcrypt(password);
+    const user = await users.findUserByUsername(this.db, username);
+    const matches = await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash()));
+    if (!user || !matches || user.disabled) throw new UnauthorizedError(INVALID_CREDENTIALS);
+    return user;
+  }
+
+  private async hashPassword(password: string): Promise<string> {
+    if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password: must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    assertPasswordFitsBcrypt(password);
+    return bcrypt.hash(password, this.bcryptCost);
+  }
+
+  private getDummyHash(): Promise<string> {
+    this.dummyHash ??= bcrypt.hash('dummy password for unknown users', this.bcryptCost);
+    return this.dummyHash;
+  }
+}
+
+function present(row: UserRow): UserView {
+  return { username: row.username, role: row.role, disabled: row.disabled, created_at: row.created_at.toISOString() };
+}
