@@ -106,7 +106,7 @@ export async function deleteApiKey(q: Queryable, appname: string): Promise<void>
 }
 
 export async function recordApiKeyLogin(q: Queryable, apiKeyId: string, ip: string | null): Promise<void> {
-  await q.query('UPDATE api_keys SET last_login = extract(epoch FROM now())::bigint, last_ip = $2 WHERE id = $1', [
+  await q.query('UPDATE api_keys SET last_login = floor(extract(epoch FROM now()))::bigint, last_ip = $2 WHERE id = $1', [
     apiKeyId,
     ip,
   ]);

@@ -140,7 +140,7 @@ export class TokenService {
     return {
       access_token: accessToken,
       expires_in: this.settings.accessTokenTtl,
-      refresh_expires_in: Math.max(0, times.refresh_expires_at - now),
+      refresh_expires_in: Math.min(this.settings.refreshTokenTtl, Math.max(0, times.refresh_expires_at - now)),
       refresh_token: refreshToken,
       token_type: 'bearer',
       id_token: idToken,

@@ -24,7 +24,8 @@ export interface LivePrincipalRow {
   role: Role | null;
 }
 
-const EPOCH = (column: string) => `extract(epoch FROM ${column})::bigint`;
+// floor, not ::bigint (which rounds): a refresh token must never claim a second it does not have.
+const EPOCH = (column: string) => `floor(extract(epoch FROM ${column}))::bigint`;
 
 /** Opens a session; the refresh token never outlives the session's absolute end. */
 export async function insertSession(q: Queryable, s: NewSession): Promise<SessionTimes> {
