@@ -93,8 +93,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`));
   }
   const e = parsed.data;
-  if (e.NODE_ENV === 'production' && !e.MASTER_KEY) {
-    throw new ConfigError(['MASTER_KEY: required when NODE_ENV=production (try: openssl rand -base64 32)']);
+  if (e.NODE_ENV === 'production') {
+    // The embedded database and a generated master key are for trying the service out, not for production.
+    const missing = [
+      ...(e.DATABASE_URL ? [] : ['DATABASE_URL: required when NODE_ENV=production (postgres://user:pass@host:5432/db)']),
+      ...(e.MASTER_KEY ? [] : ['MASTER_KEY: required when NODE_ENV=production (try: openssl rand -base64 32)']),
+    ];
+    if (missing.length) throw new ConfigError(missing);
   }
   return Object.freeze({
     env: e.NODE_ENV,

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   loadDotenv({ quiet: true });
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const services = await startRuntime(config, logger);
+  const services = await startRuntime(config, logger, { createFirstAdmin: true });
   const app = buildApp({ config, logger, services });
   const server = app.listen(config.port, config.host, () => {
     const address = server.address();

@@ -9,7 +9,11 @@ import { createServices, type Services } from './services';
  * Everything the server and the command line share: database open and migrated, master key
  * resolved, services built, a signing key present, the bootstrap admin created.
  */
-export async function startRuntime(config: Config, logger: Logger): Promise<Services> {
+export async function startRuntime(
+  config: Config,
+  logger: Logger,
+  options: { createFirstAdmin?: boolean } = {},
+): Promise<Services> {
   if (config.bcryptCost < 10) logger.warn({ cost: config.bcryptCost }, 'BCRYPT_COST below 10 is only fit for tests');
   const db = await openDatabase(config, logger);
   try {
@@ -19,10 +23,36 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Serv
     if (config.bootstrapAdmin) {
       const { username, password } = config.bootstrapAdmin;
       if (await services.users.bootstrapAdmin(username, password)) logger.info({ username }, 'bootstrap admin created');
+    } else if (options.createFirstAdmin) {
+      await announceFirstAdmin(services, config, logger);
     }
     return services;
   } catch (err) {
     await db.close().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * With no users and no BOOTSTRAP_ADMIN_* variables, makes an admin with a generated password and
+ * shows it once on the terminal, never through the logger (logs are often shipped and kept).
+ */
+async function announceFirstAdmin(services: Services, config: Config, logger: Logger): Promise<void> {
+  if (config.env === 'production' && !process.stderr.isTTY) {
+    logger.warn('no users exist; create an admin with: npm run cli -- users add <name> --role admin');
+    return;
+  }
+  const admin = await services.users.createFirstAdmin();
+  if (!admin) return;
+  process.stderr.write(
+    [
+      '',
+      '  No users existed, so an admin was created. This password is shown only once:',
+      `    username: ${admin.username}`,
+      `    password: ${admin.password}`,
+      '  Change it with: npm run cli -- users set-password admin',
+      '',
+      '',
+    ].join('\n'),
+  );
 }

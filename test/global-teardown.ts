@@ -1,3 +1,5 @@
+import type { TestDatabase } from './test-database';
+
 export default async function globalTeardown(): Promise<void> {
-  // Nothing to stop when the suite runs on an external server.
+  await (globalThis as { __testDatabase__?: TestDatabase }).__testDatabase__?.stop();
 }

@@ -19,7 +19,12 @@ export interface DatabaseOptions {
 export class Database implements Queryable {
   private readonly pool: Pool;
 
-  constructor(options: DatabaseOptions, logger: Logger) {
+  constructor(
+    options: DatabaseOptions,
+    logger: Logger,
+    /** Runs after the pool has closed (stops an embedded server). */
+    private readonly afterClose?: () => Promise<void>,
+  ) {
     const settings = [`-c statement_timeout=${options.statementTimeoutMs ?? 10_000}`];
     if (options.schema) settings.push(`-c search_path=${options.schema}`);
     this.pool = new Pool({
@@ -57,8 +62,9 @@ export class Database implements Queryable {
     await this.pool.query('SELECT 1');
   }
 
-  close(): Promise<void> {
-    return this.pool.end();
+  async close(): Promise<void> {
+    await this.pool.end();
+    await this.afterClose?.();
   }
 }
 

@@ -1,11 +1,13 @@
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { Database } from './database';
+import { startEmbeddedPostgres } from './embedded';
 
-/** The database the configuration names. */
+/** The PostgreSQL at DATABASE_URL, or without it the embedded one kept in DATA_DIR. */
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
-  if (!config.databaseUrl) {
-    throw new Error('DATABASE_URL is not set: point it at a PostgreSQL database (see .env.example)');
+  if (config.databaseUrl) {
+    return new Database({ url: config.databaseUrl, poolSize: config.databasePoolSize }, logger);
   }
-  return new Database({ url: config.databaseUrl, poolSize: config.databasePoolSize }, logger);
+  const embedded = await startEmbeddedPostgres(config.dataDir, config.databasePoolSize + 2, logger);
+  return new Database({ url: embedded.url, poolSize: config.databasePoolSize }, logger, embedded.stop);
 }

@@ -61,3 +61,8 @@ export async function deleteUser(q: Queryable, username: string): Promise<boolea
   const { rowCount } = await q.query('DELETE FROM users WHERE username = $1', [username]);
   return (rowCount ?? 0) > 0;
 }
+
+export async function countUsers(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ count: string }>('SELECT count(*) AS count FROM users');
+  return Number(rows[0]!.count);
+}

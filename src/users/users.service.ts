@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import type { Database } from '../db/database';
 import { UnauthorizedError, badRequest, conflict, notFound } from '../errors';
@@ -62,6 +63,21 @@ export class UsersService {
       role: 'admin',
     });
     return created !== undefined;
+  }
+
+  /**
+   * On a service with no users at all, creates `admin` with a generated password and returns it, so
+   * a newcomer can log in at once. Returns undefined when any user exists (or one was just made).
+   */
+  async createFirstAdmin(): Promise<{ username: string; password: string } | undefined> {
+    if ((await users.countUsers(this.db)) > 0) return undefined;
+    const password = randomBytes(18).toString('base64url');
+    const created = await users.insertUserIfAbsent(this.db, {
+      username: 'admin',
+      passwordHash: await this.hashPassword(password),
+      role: 'admin',
+    });
+    return created && { username: created.username, password };
   }
 
   async list(): Promise<UserView[]> {
