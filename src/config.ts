@@ -2,12 +2,6 @@ import { z } from 'zod';
 
 const wholeSeconds = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-const booleanString = (fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0'])
-    .default(fallback ? 'true' : 'false')
-    .transform((v) => v === 'true' || v === '1');
-
 /**
  * TRUST_PROXY follows Express's `trust proxy` setting: `false`, `true`, a hop count, or a
  * comma-separated list of addresses/subnets. Kept as the value Express expects.
@@ -50,12 +44,24 @@ const envSchema = z
     TRUST_PROXY: trustProxy,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     SHUTDOWN_TIMEOUT: z.coerce.number().int().min(0).default(10),
-    METRICS_ENABLED: booleanString(false),
-  })
-  .refine((env) => !env.BOOTSTRAP_ADMIN_USERNAME === !env.BOOTSTRAP_ADMIN_PASSWORD, {
-    message: 'BOOTSTRAP_ADMIN_USERNAME and BOOTSTRAP_ADMIN_PASSWORD must be set together',
-    path: ['BOOTSTRAP_ADMIN_PASSWORD'],
   });
+
+/**
+ * Rules across variables, checked on the raw environment so they are reported together with any
+ * per-variable problem (a zod refine would stay silent once one field failed).
+ */
+function crossVariableProblems(env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  if (!env.BOOTSTRAP_ADMIN_USERNAME !== !env.BOOTSTRAP_ADMIN_PASSWORD) {
+    problems.push('BOOTSTRAP_ADMIN_PASSWORD: BOOTSTRAP_ADMIN_USERNAME and BOOTSTRAP_ADMIN_PASSWORD must be set together');
+  }
+  if (env.NODE_ENV === 'production') {
+    // The embedded database and a generated master key are for trying the service out, not for production.
+    if (!env.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production (postgres://user:pass@host:5432/db)');
+    if (!env.MASTER_KEY) problems.push('MASTER_KEY: required when NODE_ENV=production (try: openssl rand -base64 32)');
+  }
+  return problems;
+}
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
@@ -89,18 +95,12 @@ export class ConfigError extends Error {
 /** Parses the environment once; throws ConfigError listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`));
-  }
+  const problems = [
+    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'environment'}: ${i.message}`)),
+    ...crossVariableProblems(env),
+  ];
+  if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
-  if (e.NODE_ENV === 'production') {
-    // The embedded database and a generated master key are for trying the service out, not for production.
-    const missing = [
-      ...(e.DATABASE_URL ? [] : ['DATABASE_URL: required when NODE_ENV=production (postgres://user:pass@host:5432/db)']),
-      ...(e.MASTER_KEY ? [] : ['MASTER_KEY: required when NODE_ENV=production (try: openssl rand -base64 32)']),
-    ];
-    if (missing.length) throw new ConfigError(missing);
-  }
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,

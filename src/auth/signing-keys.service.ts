@@ -78,12 +78,12 @@ export class SigningKeysService {
     return this.active;
   }
 
-  /** The public key for a kid, reloading once if it is unknown (it may come from a newer rotation). */
+  /**
+   * The public key for a kid. An unknown kid may come from a rotation on another instance, so it
+   * triggers a reload (shared by concurrent callers): no window in which a fresh key is refused.
+   */
   async publicKey(kid: string): Promise<KeyObject | undefined> {
-    if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
-    const key = this.publicKeys.get(kid);
-    if (key || Date.now() - this.loadedAt < 1_000) return key;
-    await this.reload();
+    if (!this.publicKeys.has(kid) || Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
     return this.publicKeys.get(kid);
   }
 

@@ -70,15 +70,16 @@ export class Database implements Queryable {
 
 /** True for errors that mean "the database is not reachable right now" rather than a bug. */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
+  // Duck-typed: errors from Node's network layer need not be instances of this realm's Error.
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
     if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH'].includes(code)) return true;
     // 08xxx connection exceptions, 57P0x operator intervention (shutdown), 53300 too many connections.
     if (code.startsWith('08') || code.startsWith('57P') || code === '53300') return true;
   }
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    err.message,
+    typeof message === 'string' ? message : '',
   );
 }
 

@@ -1,20 +1,27 @@
 import { Router } from 'express';
 import type { Database } from '../db/database';
 import { AppError } from '../errors';
+import { methodNotAllowed } from '../http/error-handler';
 
 /** Liveness (the process answers) and readiness (the database answers). No token needed. */
 export function healthRouter(db: Database): Router {
   const router = Router();
-  router.get('/healthz', function liveness(_req, res) {
-    res.json({ status: 'ok' });
-  });
-  router.get('/readyz', async function readiness(_req, res) {
-    try {
-      await db.ping();
-    } catch (err) {
-      throw new AppError('ServiceUnavailable', 'Database is not reachable', { cause: err });
-    }
-    res.json({ status: 'ok' });
-  });
+  router
+    .route('/healthz')
+    .get(function liveness(_req, res) {
+      res.json({ status: 'ok' });
+    })
+    .all(methodNotAllowed(['GET']));
+  router
+    .route('/readyz')
+    .get(async function readiness(_req, res) {
+      try {
+        await db.ping();
+      } catch (err) {
+        throw new AppError('ServiceUnavailable', 'Database is not reachable', { cause: err });
+      }
+      res.json({ status: 'ok' });
+    })
+    .all(methodNotAllowed(['GET']));
   return router;
 }
