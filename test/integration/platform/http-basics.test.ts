@@ -1,0 +1,257 @@
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { buildApp } from '../../../src/app';
+import { loadConfig } from '../../../src/config';
+import { Database } from '../../../src/db/database';
+import { createLogger } from '../../../src/logger';
+import { createServices } from '../../../src/services';
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { bearer, createUser, tokenForRole } from '../../helpers/factories';
+import { parseLogLines, requestLines } from './log-lines';
+
+const errorBody = (status: number, name: string) => ({ status, name, message: expect.any(String) });
+
+/** Text that must never reach a client: stack frames, SQL, driver and file details. */
+function expectNoInternals(text: string, extra: string[] = []): void {
+  expect(text).not.toMatch(/\bat .+\(.+:\d+:\d+\)|\bat \/|node_modules|\.ts:\d+/);
+  expect(text).not.toMatch(/\b(SELECT|INSERT|UPDATE|DELETE FROM)\b/);
+  for (const fragment of extra) expect(text).not.toContain(fragment);
+}
+
+describe('HTTP basics', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+  afterEach(() => jest.restoreAllMocks());
+
+  describe('health', () => {
+    it('when /healthz is requested without a token, then 200', async () => {
+      const res = await t.http().get('/healthz');
+
+      expect(res.status).toBe(200);
+    });
+
+    it('when /readyz is requested without a token and the database is up, then 200', async () => {
+      const res = await t.http().get('/readyz');
+
+      expect(res.status).toBe(200);
+    });
+  });
+
+  describe('unknown routes and methods', () => {
+    it.each([
+      ['GET', '/no-such-route'],
+      ['GET', '/api/v1/nothing-here'],
+      ['POST', '/api/v2/api-keys'],
+      ['DELETE', '/api/auth/bearer'],
+    ])('when %s %s is requested, then 404 with exactly {status, name, message}', async (method, path) => {
+      const res = await t.http()[method.toLowerCase() as 'get' | 'post' | 'delete'](path);
+
+      expect(res.status).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body).toEqual(errorBody(404, 'NotFound'));
+    });
+
+    it.each([
+      ['GET', '/api/v1/auth/token', 'POST'],
+      ['PUT', '/api/auth/bearer/token', 'POST'],
+      ['GET', '/api/auth/bearer/refresh', 'POST'],
+      ['POST', '/.well-known/jwks.json', 'GET'],
+    ])('when %s %s is requested, then 405 MethodNotAllowed with an Allow header', async (method, path, allowed) => {
+      const res = await t.http()[method.toLowerCase() as 'get' | 'put' | 'post'](path);
+
+      expect(res.status).toBe(405);
+      expect(res.body).toEqual(errorBody(405, 'MethodNotAllowed'));
+      expect(res.headers.allow).toContain(allowed);
+    });
+
+    it.each([
+      ['POST', '/healthz'],
+      ['DELETE', '/readyz'],
+    ])('when %s %s is requested, then 405 MethodNotAllowed rather than 404', async (method, path) => {
+      const res = await t.http()[method.toLowerCase() as 'post' | 'delete'](path);
+
+      expect(res.body).toEqual(errorBody(405, 'MethodNotAllowed'));
+      expect(res.status).toBe(405);
+    });
+
+    it.each([
+      ['PATCH', '/api/v1/api-keys', 'GET, POST'],
+      ['PATCH', '/api/v1/api-keys/some-app', 'GET, PUT, DELETE'],
+      ['GET', '/api/v1/api-keys/some-app/regen', 'PUT'],
+    ])('when an authenticated caller sends %s %s, then 405 MethodNotAllowed', async (method, path, allowed) => {
+      const token = await tokenForRole(t, 'admin');
+
+      const res = await t.http()[method.toLowerCase() as 'patch' | 'get'](path).set(bearer(token));
+
+      expect(res.status).toBe(405);
+      expect(res.body).toEqual(errorBody(405, 'MethodNotAllowed'));
+      for (const m of allowed.split(', ')) expect(res.headers.allow).toContain(m);
+    });
+  });
+
+  describe('request id', () => {
+    it('when X-Request-Id is sent, then the same id is echoed and logged with the request line', async () => {
+      const id = `req-${randomBytes(6).toString('hex')}`;
+
+      const res = await t.http().get('/healthz').set('X-Request-Id', id);
+
+      expect(res.headers['x-request-id']).toBe(id);
+      expect(requestLines(t.logs())).toContainEqual(expect.objectContaining({ id, method: 'GET', path: '/healthz', status: 200 }));
+    });
+
+    it('when no X-Request-Id is sent, then a fresh one is generated for each response', async () => {
+      const first = await t.http().get('/healthz');
+      const second = await t.http().get('/no-such-route');
+
+      expect(first.headers['x-request-id']).toMatch(/^[A-Za-z0-9._:-]{8,128}$/);
+      expect(second.headers['x-request-id']).toMatch(/^[A-Za-z0-9._:-]{8,128}$/);
+      expect(first.headers['x-request-id']).not.toBe(second.headers['x-request-id']);
+    });
+
+    it('when the sent X-Request-Id is malformed (spaces, quotes, overlong), then it is replaced by a generated one', async () => {
+      const bad = ['has spaces', 'a"quote', 'x'.repeat(500)];
+
+      for (const id of bad) {
+        const res = await t.http().get('/healthz').set('X-Request-Id', id);
+
+        expect(res.headers['x-request-id']).toBeDefined();
+        expect(res.headers['x-request-id']).not.toBe(id);
+      }
+    });
+  });
+
+  describe('security headers', () => {
+    it.each(['/healthz', '/no-such-route', '/.well-known/jwks.json'])(
+      'when %s is requested, then helmet headers are present and X-Powered-By is absent',
+      async (path) => {
+        const res = await t.http().get(path);
+
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
+        expect(res.headers['x-frame-options']).toBeDefined();
+        expect(res.headers['content-security-policy']).toBeDefined();
+        expect(res.headers['x-powered-by']).toBeUndefined();
+      },
+    );
+
+    it('when an error is answered, then X-Powered-By is absent too', async () => {
+      const res = await t.http().post('/api/auth/bearer/token').type('form').send({ username: 'nobody-here', password: 'x'.repeat(12) });
+
+      expect(res.status).toBe(401);
+      expect(res.headers['x-powered-by']).toBeUndefined();
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    });
+  });
+
+  describe('500s reveal nothing', () => {
+    it('when the database answers a query with an SQL error, then 500 InternalServerError without stack, SQL or driver message', async () => {
+      const user = await createUser(t, { role: 'viewer' });
+      const sqlError = (await t.db
+        .query('SELECT secret_column FROM table_that_does_not_exist')
+        .catch((err: unknown) => err)) as Error;
+      jest.spyOn(t.db, 'query').mockRejectedValueOnce(sqlError);
+
+      const res = await t.http().post('/api/auth/bearer/token').type('form').send(user);
+
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual(errorBody(500, 'InternalServerError'));
+      expectNoInternals(res.text, ['table_that_does_not_exist', 'secret_column', 'does not exist', '42P01', sqlError.message]);
+    });
+
+    it('when a handler throws an unexpected error, then 500 without its message, and the cause is logged at error level', async () => {
+      const marker = `boom-${randomBytes(4).toString('hex')}`;
+      jest.spyOn(t.services.signingKeys, 'jwkSet').mockRejectedValueOnce(new Error(`${marker} in /srv/app/src/x.ts:12:3`));
+
+      const res = await t.http().get('/.well-known/jwks.json');
+
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual(errorBody(500, 'InternalServerError'));
+      expectNoInternals(res.text, [marker]);
+      const logged = parseLogLines(t.logs()).filter((l) => JSON.stringify(l).includes(marker));
+      expect(logged.some((l) => Number(l.level) >= 50)).toBe(true);
+    });
+  });
+});
+
+describe('HTTP basics: database outages', () => {
+  describe('a database that fails mid-request', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startTestApp();
+    });
+    afterAll(() => t.close());
+    afterEach(() => jest.restoreAllMocks());
+
+    // The driver error is built here rather than caught from a refused socket: under Jest, errors
+    // raised by Node's own net module come from another realm and fail `instanceof Error`.
+    const outages = [
+      ['connection refused', () => Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED', syscall: 'connect' })],
+      ['server shutting down (57P01)', () => Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL' })],
+      ['connection lost', () => new Error('Connection terminated unexpectedly')],
+    ] as const;
+
+    it.each(outages)('when the database fails with %s during a password login, then 503 ServiceUnavailable without the driver message', async (_what, make) => {
+      const user = await createUser(t, { role: 'viewer' });
+      const failure = make();
+      jest.spyOn(t.db, 'query').mockRejectedValueOnce(failure);
+
+      const res = await t.http().post('/api/auth/bearer/token').type('form').send(user);
+
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual(errorBody(503, 'ServiceUnavailable'));
+      expectNoInternals(res.text, [failure.message, '10.0.0.5', '57P01']);
+    });
+
+    it('when the database fails once and then returns, then the next login succeeds without a restart', async () => {
+      const user = await createUser(t, { role: 'viewer' });
+      jest.spyOn(t.db, 'query').mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+
+      const during = await t.http().post('/api/auth/bearer/token').type('form').send(user);
+      const after = await t.http().post('/api/auth/bearer/token').type('form').send(user);
+
+      expect(during.status).toBe(503);
+      expect(after.status).toBe(200);
+    });
+  });
+
+  it('when the pool is closed, then /readyz answers 503 ServiceUnavailable and /healthz still 200', async () => {
+    const t2 = await startTestApp();
+    await t2.db.close();
+    // close() would end the pool a second time; the schema must still be dropped.
+    jest.spyOn(t2.db, 'close').mockResolvedValue(undefined);
+    try {
+      const ready = await t2.http().get('/readyz');
+      const live = await t2.http().get('/healthz');
+
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual(errorBody(503, 'ServiceUnavailable'));
+      expectNoInternals(ready.text, ['pool']);
+      expect(live.status).toBe(200);
+    } finally {
+      await t2.close();
+    }
+  });
+
+  describe('a database server that cannot be reached', () => {
+    const logger = createLogger('silent');
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      BCRYPT_COST: '4',
+      ISSUER: 'http://issuer.test',
+      MASTER_KEY: randomBytes(32).toString('base64'),
+    });
+    // Nothing listens on port 1: every connection is refused, as in an outage.
+    const db = new Database({ url: 'postgres://postgres@127.0.0.1:1/test', connectionTimeoutMs: 2_000 }, logger);
+    const app = buildApp({ config, logger, services: createServices(config, db, config.masterKey!) });
+    afterAll(() => db.close());
+
+    it('when the database server refuses connections, then /readyz answers 503 ServiceUnavailable', async () => {
+      const res = await request(app).get('/readyz');
+
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual(errorBody(503, 'ServiceUnavailable'));
+    });
+  });
+});

@@ -1,0 +1,176 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig } from '../../src/config';
+
+const validMasterKey = () => randomBytes(32).toString('base64');
+
+/** The ConfigError loadConfig throws for this environment (fails the test if it does not throw one). */
+function configErrorFor(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw new Error(`expected a ConfigError, got ${String(err)}`);
+  }
+  throw new Error(`expected loadConfig(${JSON.stringify(env)}) to throw`);
+}
+
+describe('loadConfig: defaults', () => {
+  it('when the environment is empty, then the documented defaults apply', () => {
+    const config = loadConfig({});
+
+    expect(config).toMatchObject({
+      port: 3000,
+      accessTokenTtl: 300,
+      refreshTokenTtl: 1800,
+      sessionMaxTtl: 36000,
+      bcryptCost: 12,
+      issuer: 'http://localhost:3000',
+      bootstrapAdmin: undefined,
+      masterKey: undefined,
+    });
+  });
+
+  it('when only PORT is set, then the default issuer follows that port', () => {
+    expect(loadConfig({ PORT: '8081' }).issuer).toBe('http://localhost:8081');
+  });
+
+  it('when ISSUER is set, then it wins over the default', () => {
+    expect(loadConfig({ PORT: '8081', ISSUER: 'https://auth.example.com' }).issuer).toBe('https://auth.example.com');
+  });
+
+  it('when lifetimes and cost are set to valid values, then they are taken as numbers', () => {
+    const config = loadConfig({ ACCESS_TOKEN_TTL: '2', REFRESH_TOKEN_TTL: '5', SESSION_MAX_TTL: '9', BCRYPT_COST: '4' });
+
+    expect(config).toMatchObject({ accessTokenTtl: 2, refreshTokenTtl: 5, sessionMaxTtl: 9, bcryptCost: 4 });
+  });
+
+  it('when BCRYPT_COST is at either end of 4..15, then it is accepted', () => {
+    expect(loadConfig({ BCRYPT_COST: '4' }).bcryptCost).toBe(4);
+    expect(loadConfig({ BCRYPT_COST: '15' }).bcryptCost).toBe(15);
+  });
+
+  it('when MASTER_KEY is 32 bytes of base64, then the raw key is kept', () => {
+    const key = randomBytes(32);
+
+    expect(loadConfig({ MASTER_KEY: key.toString('base64') }).masterKey?.equals(key)).toBe(true);
+  });
+
+  it('when both bootstrap variables are set, then the bootstrap admin is configured', () => {
+    const config = loadConfig({ BOOTSTRAP_ADMIN_USERNAME: 'root', BOOTSTRAP_ADMIN_PASSWORD: 'long-enough-pw' });
+
+    expect(config.bootstrapAdmin).toEqual({ username: 'root', password: 'long-enough-pw' });
+  });
+
+  it('when the config is loaded, then it cannot be changed afterwards', () => {
+    const config = loadConfig({});
+
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+});
+
+describe('loadConfig: bad values', () => {
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['BCRYPT_COST', '3'],
+    ['BCRYPT_COST', '16'],
+    ['BCRYPT_COST', 'twelve'],
+    ['ACCESS_TOKEN_TTL', '0'],
+    ['ACCESS_TOKEN_TTL', '1.5'],
+    ['ACCESS_TOKEN_TTL', '-5'],
+    ['REFRESH_TOKEN_TTL', '0'],
+    ['SESSION_MAX_TTL', 'soon'],
+  ])('when %s=%s, then a ConfigError names the variable', (variable, value) => {
+    const error = configErrorFor({ [variable]: value });
+
+    expect(error.message).toContain(variable);
+  });
+
+  it.each([
+    ['16 bytes', () => randomBytes(16).toString('base64')],
+    ['33 bytes', () => randomBytes(33).toString('base64')],
+    ['not base64 of 32 bytes', () => 'this-is-not-a-key'],
+  ])('when MASTER_KEY is %s, then a ConfigError names MASTER_KEY', (_what, make) => {
+    const error = configErrorFor({ MASTER_KEY: make() });
+
+    expect(error.message).toContain('MASTER_KEY');
+  });
+
+  it('when a MASTER_KEY is refused, then the message does not echo the key', () => {
+    const badKey = randomBytes(16).toString('base64');
+
+    const error = configErrorFor({ MASTER_KEY: badKey });
+
+    expect(error.message).not.toContain(badKey);
+  });
+
+  it('when several variables are bad, then every one of them is listed', () => {
+    const error = configErrorFor({
+      PORT: 'abc',
+      BCRYPT_COST: '3',
+      ACCESS_TOKEN_TTL: '0',
+      MASTER_KEY: randomBytes(16).toString('base64'),
+    });
+
+    for (const variable of ['PORT', 'BCRYPT_COST', 'ACCESS_TOKEN_TTL', 'MASTER_KEY']) {
+      expect(error.message).toContain(variable);
+    }
+    expect(error.problems).toHaveLength(4);
+  });
+
+  it('when a bad value and an unpaired bootstrap username occur together, then both are listed', () => {
+    const error = configErrorFor({ PORT: 'abc', BOOTSTRAP_ADMIN_USERNAME: 'root' });
+
+    expect(error.message).toContain('PORT');
+    expect(error.message).toContain('BOOTSTRAP_ADMIN_PASSWORD');
+  });
+});
+
+describe('loadConfig: cross-variable rules', () => {
+  it('when NODE_ENV=production has no MASTER_KEY, then startup is refused with a message naming MASTER_KEY', () => {
+    const error = configErrorFor({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u:p@db:5432/app' });
+
+    expect(error.message).toContain('MASTER_KEY');
+  });
+
+  it('when NODE_ENV=production has an empty MASTER_KEY, then startup is refused with a message naming MASTER_KEY', () => {
+    const error = configErrorFor({ NODE_ENV: 'production', MASTER_KEY: '', DATABASE_URL: 'postgres://u:p@db:5432/app' });
+
+    expect(error.message).toContain('MASTER_KEY');
+  });
+
+  it('when NODE_ENV=production has a valid MASTER_KEY and a DATABASE_URL, then the config loads', () => {
+    const config = loadConfig({ NODE_ENV: 'production', MASTER_KEY: validMasterKey(), DATABASE_URL: 'postgres://u:p@db:5432/app' });
+
+    expect(config.env).toBe('production');
+  });
+
+  it('when NODE_ENV=production lacks MASTER_KEY and PORT is bad, then both problems are listed', () => {
+    const error = configErrorFor({ NODE_ENV: 'production', PORT: 'abc', DATABASE_URL: 'postgres://u:p@db:5432/app' });
+
+    expect(error.message).toContain('PORT');
+    expect(error.message).toContain('MASTER_KEY');
+  });
+
+  it('when NODE_ENV=development has no MASTER_KEY, then the config loads (a key is generated later)', () => {
+    expect(loadConfig({ NODE_ENV: 'development' }).masterKey).toBeUndefined();
+  });
+
+  it('when BOOTSTRAP_ADMIN_USERNAME is set without BOOTSTRAP_ADMIN_PASSWORD, then startup is refused naming the password', () => {
+    const error = configErrorFor({ BOOTSTRAP_ADMIN_USERNAME: 'root' });
+
+    expect(error.message).toContain('BOOTSTRAP_ADMIN_PASSWORD');
+  });
+
+  it('when BOOTSTRAP_ADMIN_PASSWORD is set without BOOTSTRAP_ADMIN_USERNAME, then startup is refused', () => {
+    const error = configErrorFor({ BOOTSTRAP_ADMIN_PASSWORD: 'long-enough-pw' });
+
+    expect(error.message).toMatch(/BOOTSTRAP_ADMIN_USERNAME/);
+  });
+
+  it('when the bootstrap pairing is refused, then the message does not echo the password', () => {
+    const error = configErrorFor({ BOOTSTRAP_ADMIN_PASSWORD: 'sup3r-s3cret-pw' });
+
+    expect(error.message).not.toContain('sup3r-s3cret-pw');
+  });
+});
