@@ -55,7 +55,7 @@ export function verifyRequestToken(
   if (typeof iat !== 'number' || typeof exp !== 'number') throw refuse('Request token must carry iat and exp');
   if (sub !== undefined && sub !== iss) throw refuse('Request token sub must equal iss');
   if (aud !== undefined && !(aud === expected.issuer || (Array.isArray(aud) && aud.length === 1 && aud[0] === expected.issuer))) {
-    throw refuse('Request token aud must be this service’s issuer');
+    throw refuse('Request token aud must be the issuer of this service');
   }
   if (iat > nowSeconds() + expected.clockTolerance) throw refuse('Request token iat is in the future');
   if (exp - iat > MAX_REQUEST_TOKEN_LIFETIME) {

@@ -61,6 +61,7 @@ export class TokenService {
     const claims = verifyRequestToken(requestToken, found.appkey, this.settings);
     const { key } = found;
 
+    const now = nowSeconds();
     const sessionId = randomUUID();
     const refreshJti = randomUUID();
     const times = await this.db.withTransaction(async (tx) => {
@@ -71,17 +72,18 @@ export class TokenService {
       });
       if (!fresh) throw new UnauthorizedError('Request token has already been used');
       await recordApiKeyLogin(tx, key.id, clientIp);
-      return insertSession(tx, { id: sessionId, apiKeyId: key.id, ...this.sessionLifetimes(refreshJti) });
+      return insertSession(tx, { now, id: sessionId, apiKeyId: key.id, ...this.sessionLifetimes(refreshJti) });
     });
-    return this.issue({ type: 'api_key', id: key.id, name: key.appname, role: key.role }, sessionId, refreshJti, times);
+    return this.issue({ type: 'api_key', id: key.id, name: key.appname, role: key.role }, sessionId, refreshJti, times, now);
   }
 
   async passwordGrant(username: string, password: string): Promise<TokenResponse> {
     const user = await this.users.verifyCredentials(username, password);
+    const now = nowSeconds();
     const sessionId = randomUUID();
     const refreshJti = randomUUID();
-    const times = await insertSession(this.db, { id: sessionId, userId: user.id, ...this.sessionLifetimes(refreshJti) });
-    return this.issue({ type: 'user', id: user.id, name: user.username, role: user.role }, sessionId, refreshJti, times);
+    const times = await insertSession(this.db, { now, id: sessionId, userId: user.id, ...this.sessionLifetimes(refreshJti) });
+    return this.issue({ type: 'user', id: user.id, name: user.username, role: user.role }, sessionId, refreshJti, times, now);
   }
 
   /**
@@ -90,9 +92,11 @@ export class TokenService {
    */
   async refreshGrant(refreshToken: string): Promise<TokenResponse> {
     const claims = await this.signer.verify(refreshToken, 'Refresh');
+    const now = nowSeconds();
     const newJti = randomUUID();
     const rotated = await this.db.withTransaction(async (tx) => {
       const times = await rotateRefreshToken(tx, {
+        now,
         sessionId: claims.sid,
         presentedJti: claims.jti,
         newJti,
@@ -116,6 +120,7 @@ export class TokenService {
       claims.sid,
       newJti,
       times,
+      now,
     );
   }
 
@@ -128,8 +133,8 @@ export class TokenService {
     sessionId: string,
     refreshJti: string,
     times: SessionTimes,
+    now: number,
   ): Promise<TokenResponse> {
-    const now = nowSeconds();
     const scope = scopeFor(principal.role);
     const identity = { sub: principal.id, sid: sessionId, preferred_username: principal.name, principal_type: principal.type };
     const [accessToken, refreshToken, idToken] = await Promise.all([
@@ -140,7 +145,7 @@ export class TokenService {
     return {
       access_token: accessToken,
       expires_in: this.settings.accessTokenTtl,
-      refresh_expires_in: Math.min(this.settings.refreshTokenTtl, Math.max(0, times.refresh_expires_at - now)),
+      refresh_expires_in: Math.max(0, times.refresh_expires_at - now),
       refresh_token: refreshToken,
       token_type: 'bearer',
       id_token: idToken,

@@ -38,6 +38,11 @@ export function toAppError(err: unknown): AppError {
   return new AppError('InternalServerError', 'An unexpected error occurred');
 }
 
+/** RFC 6750 limits error_description to printable ASCII without `"` or `\\`; a header must never throw. */
+function headerSafe(text: string): string {
+  return text.replace(/[^\x20-\x7e]|["\\]/g, "'");
+}
+
 /**
  * The one place HTTP errors are written: always `{status, name, message}`. Server faults are
  * logged with their cause and answered without any detail of it.
@@ -50,10 +55,7 @@ export function errorHandler(logger: Logger) {
     if (error.status >= 500) log.error({ cause: err instanceof Error ? stdSerializers.err(err) : String(err) }, 'request failed');
     if (error instanceof UnauthorizedError || error.status === 401) {
       const refused = error instanceof UnauthorizedError ? error.tokenRefused : true;
-      res.setHeader(
-        'WWW-Authenticate',
-        refused ? `Bearer error="invalid_token", error_description="${error.message.replace(/"/g, "'")}"` : 'Bearer',
-      );
+      res.setHeader('WWW-Authenticate', refused ? `Bearer error="invalid_token", error_description="${headerSafe(error.message)}"` : 'Bearer');
     }
     res.status(error.status).json(error.toBody());
   };

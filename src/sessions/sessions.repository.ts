@@ -2,6 +2,8 @@ import type { Queryable } from '../db/database';
 import type { PrincipalType, Role } from '../auth/roles';
 
 export interface NewSession {
+  /** Unix seconds the caller also stamps into the tokens, so token exp and stored expiry agree. */
+  now: number;
   id: string;
   userId?: string;
   apiKeyId?: string;
@@ -30,11 +32,10 @@ const EPOCH = (column: string) => `floor(extract(epoch FROM ${column}))::bigint`
 /** Opens a session; the refresh token never outlives the session's absolute end. */
 export async function insertSession(q: Queryable, s: NewSession): Promise<SessionTimes> {
   const { rows } = await q.query<SessionTimes>(
-    `INSERT INTO sessions (id, user_id, api_key_id, refresh_jti, expires_at, refresh_expires_at)
-     VALUES ($1, $2, $3, $4, now() + make_interval(secs => $6),
-             now() + make_interval(secs => LEAST($5::int, $6::int)))
+    `INSERT INTO sessions (id, user_id, api_key_id, refresh_jti, created_at, expires_at, refresh_expires_at)
+     VALUES ($1, $2, $3, $4, to_timestamp($7), to_timestamp($7 + $6::int), to_timestamp($7 + LEAST($5::int, $6::int)))
      RETURNING ${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('created_at')} AS created_at`,
-    [s.id, s.userId ?? null, s.apiKeyId ?? null, s.refreshJti, s.refreshTtlSeconds, s.maxTtlSeconds],
+    [s.id, s.userId ?? null, s.apiKeyId ?? null, s.refreshJti, s.refreshTtlSeconds, s.maxTtlSeconds, s.now],
   );
   return normalise(rows[0]!);
 }
@@ -45,15 +46,15 @@ export async function insertSession(q: Queryable, s: NewSession): Promise<Sessio
  */
 export async function rotateRefreshToken(
   q: Queryable,
-  r: { sessionId: string; presentedJti: string; newJti: string; refreshTtlSeconds: number },
+  r: { now: number; sessionId: string; presentedJti: string; newJti: string; refreshTtlSeconds: number },
 ): Promise<SessionTimes | undefined> {
   const { rows } = await q.query<SessionTimes>(
     `UPDATE sessions
         SET refresh_jti = $3,
-            refresh_expires_at = LEAST(now() + make_interval(secs => $4), expires_at)
+            refresh_expires_at = LEAST(to_timestamp($5 + $4::int), expires_at)
       WHERE id = $1 AND refresh_jti = $2 AND revoked_at IS NULL AND expires_at > now()
       RETURNING ${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('created_at')} AS created_at`,
-    [r.sessionId, r.presentedJti, r.newJti, r.refreshTtlSeconds],
+    [r.sessionId, r.presentedJti, r.newJti, r.refreshTtlSeconds, r.now],
   );
   return rows[0] && normalise(rows[0]);
 }
