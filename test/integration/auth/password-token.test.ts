@@ -1,0 +1,89 @@
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { createUser, type TestUser } from '../../helpers/factories';
+import { claimsOf } from '../../helpers/tokens';
+import { callProtected, expectError, expectTokenResponse, PATHS } from './support';
+
+describe('POST /api/auth/bearer/token (token via user credentials)', () => {
+  let t: TestApp;
+  let user: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    user = await createUser(t, { role: 'viewer' });
+  });
+  afterAll(() => t.close());
+
+  const loginForm = (body: object) => t.http().post(PATHS.passwordToken).type('form').send(body);
+
+  describe('happy path', () => {
+    it('when form-urlencoded credentials are right, then 200 with a token response whose access token works', async () => {
+      const res = await loginForm(user);
+
+      expectTokenResponse(res, { accessTtl: 300 });
+      expect(claimsOf(res.body.access_token)).toMatchObject({ preferred_username: user.username, principal_type: 'user' });
+      expect((await callProtected(t, res.body.access_token)).status).toBe(200);
+    });
+
+    it('when JSON credentials are right, then 200 with a token response', async () => {
+      const res = await t.http().post(PATHS.passwordToken).send(user);
+
+      expectTokenResponse(res, { accessTtl: 300 });
+    });
+
+    it('when a user logs in twice, then each login opens its own session', async () => {
+      const first = await loginForm(user);
+      const second = await loginForm(user);
+
+      expect(first.body['session-state']).not.toBe(second.body['session-state']);
+    });
+  });
+
+  describe('refused credentials (401)', () => {
+    it('when the password is wrong or the user unknown, then 401 with the identical body', async () => {
+      const wrongPassword = await loginForm({ username: user.username, password: `${user.password}x` });
+      const unknownUser = await loginForm({ username: 'no-such-user', password: user.password });
+
+      expectError(wrongPassword, 401);
+      expectError(unknownUser, 401);
+      expect(unknownUser.body).toEqual(wrongPassword.body);
+    });
+
+    it('when the user is disabled, then 401 even with the right password', async () => {
+      const disabled = await createUser(t, { role: 'admin', disabled: true });
+
+      const res = await loginForm(disabled);
+
+      expectError(res, 401);
+    });
+  });
+
+  describe('malformed requests (400/415)', () => {
+    it.each([
+      ['username', (u: TestUser) => ({ password: u.password })],
+      ['password', (u: TestUser) => ({ username: u.username })],
+    ])('when %s is missing, then 400', async (_field, body) => {
+      const res = await loginForm(body(user));
+
+      expectError(res, 400);
+    });
+
+    it('when the password is over 72 bytes, then 400 rather than a silently truncated check', async () => {
+      // A truncating bcrypt would accept password + one more byte, since only the first 72 bytes count.
+      const longPassword = 'é'.repeat(36); // 72 bytes in UTF-8
+      const longUser = { username: `long-${Date.now()}`, password: longPassword };
+      await t.services.users.add(longUser.username, longUser.password, 'viewer');
+
+      const exact = await loginForm(longUser);
+      const over = await loginForm({ username: longUser.username, password: `${longPassword}x` });
+
+      expect(exact.status).toBe(200);
+      expectError(over, 400);
+    });
+
+    it('when the content type is text/plain, then 415', async () => {
+      const res = await t.http().post(PATHS.passwordToken).set('Content-Type', 'text/plain').send('username=a&password=b');
+
+      expectError(res, 415);
+    });
+  });
+});

@@ -1,0 +1,218 @@
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { createUser, loginAs, type TestUser } from '../../helpers/factories';
+import { claimsOf } from '../../helpers/tokens';
+import { callProtected, expectError, expectInvalidToken, expectTokenResponse, PATHS, refreshWith, sleep } from './support';
+
+describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
+  let t: TestApp;
+  let user: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    user = await createUser(t, { role: 'viewer' });
+  });
+  afterAll(() => t.close());
+
+  describe('happy path', () => {
+    it('when a refresh token is exchanged (form), then new access and refresh tokens come back in the same session', async () => {
+      const login = await loginAs(t, user);
+
+      const res = await refreshWith(t, login.refresh_token);
+
+      expectTokenResponse(res, { accessTtl: 300 });
+      expect(res.body['session-state']).toBe(login['session-state']);
+      expect(claimsOf(res.body.access_token).sid).toBe(login['session-state']);
+      expect(res.body.access_token).not.toBe(login.access_token);
+      expect(res.body.refresh_token).not.toBe(login.refresh_token);
+      expect((await callProtected(t, res.body.access_token)).status).toBe(200);
+    });
+
+    it('when the refresh token is sent as JSON, then 200 in the same session', async () => {
+      const login = await loginAs(t, user);
+
+      const res = await t.http().post(PATHS.refresh).send({ refresh_token: login.refresh_token });
+
+      expectTokenResponse(res, { accessTtl: 300 });
+      expect(res.body['session-state']).toBe(login['session-state']);
+    });
+
+    it('when the new refresh token is used in turn, then it works once more', async () => {
+      const login = await loginAs(t, user);
+      const second = await refreshWith(t, login.refresh_token);
+
+      const third = await refreshWith(t, second.body.refresh_token);
+
+      expect(third.status).toBe(200);
+      expect(third.body['session-state']).toBe(login['session-state']);
+    });
+  });
+
+  describe('reuse of a used refresh token', () => {
+    it('when an already-used refresh token is presented again, then 401', async () => {
+      const login = await loginAs(t, user);
+      await refreshWith(t, login.refresh_token);
+
+      const reuse = await refreshWith(t, login.refresh_token);
+
+      expectError(reuse, 401);
+    });
+
+    it('when a used refresh token is replayed, then the session is revoked: its newest refresh token and its access tokens fail', async () => {
+      const login = await loginAs(t, user);
+      const rotated = await refreshWith(t, login.refresh_token);
+      expect((await callProtected(t, rotated.body.access_token)).status).toBe(200);
+
+      const reuse = await refreshWith(t, login.refresh_token);
+      const newestRefresh = await refreshWith(t, rotated.body.refresh_token);
+      const newestAccess = await callProtected(t, rotated.body.access_token);
+      const firstAccess = await callProtected(t, login.access_token);
+
+      expectError(reuse, 401);
+      expectError(newestRefresh, 401);
+      expectInvalidToken(newestAccess);
+      expectInvalidToken(firstAccess);
+    });
+
+    it('when one session is revoked for reuse, then another session of the same user is unaffected', async () => {
+      const victim = await loginAs(t, user);
+      const other = await loginAs(t, user);
+      await refreshWith(t, victim.refresh_token);
+
+      await refreshWith(t, victim.refresh_token);
+      const otherAccess = await callProtected(t, other.access_token);
+      const otherRefresh = await refreshWith(t, other.refresh_token);
+
+      expect(otherAccess.status).toBe(200);
+      expect(otherRefresh.status).toBe(200);
+    });
+
+    it('when 20 refreshes with one token run concurrently, then exactly one succeeds and the rest get 401', async () => {
+      const login = await loginAs(t, user);
+
+      const results = await Promise.all(Array.from({ length: 20 }, () => refreshWith(t, login.refresh_token)));
+
+      const statuses = results.map((r) => r.status).sort();
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 401)).toHaveLength(19);
+      const winner = results.find((r) => r.status === 200)!;
+      expect(winner.body['session-state']).toBe(login['session-state']);
+      for (const loser of results.filter((r) => r.status !== 200)) expectError(loser, 401);
+    });
+  });
+
+  describe('tokens that are not a live refresh token (401) and malformed requests (400)', () => {
+    it('when an access token is sent as refresh_token, then 401', async () => {
+      const login = await loginAs(t, user);
+
+      const res = await refreshWith(t, login.access_token);
+
+      expectError(res, 401);
+      expect((await refreshWith(t, login.refresh_token)).status).toBe(200);
+    });
+
+    it('when an ID token is sent as refresh_token, then 401', async () => {
+      const login = await loginAs(t, user);
+
+      const res = await refreshWith(t, login.id_token);
+
+      expectError(res, 401);
+      expect((await refreshWith(t, login.refresh_token)).status).toBe(200);
+    });
+
+    it('when refresh_token is garbage, then 401', async () => {
+      const res = await refreshWith(t, 'garbage.not-a.jwt');
+
+      expectError(res, 401);
+    });
+
+    it('when the refresh token’s claims are altered under the original signature, then 401', async () => {
+      const login = await loginAs(t, user);
+      const [header, , signature] = login.refresh_token.split('.');
+      const forged = Buffer.from(JSON.stringify({ ...claimsOf(login.refresh_token), sub: 'someone-else' })).toString('base64url');
+
+      const res = await refreshWith(t, `${header}.${forged}.${signature}`);
+
+      expectError(res, 401);
+    });
+
+    it('when the refresh_token field is missing, then 400', async () => {
+      const res = await t.http().post(PATHS.refresh).type('form').send({});
+
+      expectError(res, 400);
+    });
+
+    it('when the content type is text/plain, then 415', async () => {
+      const login = await loginAs(t, user);
+
+      const res = await t.http().post(PATHS.refresh).set('Content-Type', 'text/plain').send(login.refresh_token);
+
+      expectError(res, 415);
+    });
+
+    it('when the user was disabled since login, then refreshing is 401', async () => {
+      const doomed = await createUser(t, { role: 'viewer' });
+      const login = await loginAs(t, doomed);
+      await t.services.users.disable(doomed.username);
+
+      const res = await refreshWith(t, login.refresh_token);
+
+      expectError(res, 401);
+    });
+  });
+});
+
+describe('refresh token lifetimes', () => {
+  let t: TestApp;
+  let user: TestUser;
+  const REFRESH_TOKEN_TTL = 2;
+
+  beforeAll(async () => {
+    t = await startTestApp({ ACCESS_TOKEN_TTL: '1', REFRESH_TOKEN_TTL: String(REFRESH_TOKEN_TTL), SESSION_MAX_TTL: '60' });
+    user = await createUser(t, { role: 'viewer' });
+  });
+  afterAll(() => t.close());
+
+  it('when the refresh token has expired, then 401 (while a fresh one from the same user still works)', async () => {
+    const stale = await loginAs(t, user);
+    await sleep((REFRESH_TOKEN_TTL + 1) * 1000 + 500);
+    const fresh = await loginAs(t, user);
+
+    const expired = await refreshWith(t, stale.refresh_token);
+    const control = await refreshWith(t, fresh.refresh_token);
+
+    expectError(expired, 401);
+    expect(control.status).toBe(200);
+  });
+});
+
+describe('session absolute end (SESSION_MAX_TTL)', () => {
+  let t: TestApp;
+  let user: TestUser;
+  const REFRESH_TOKEN_TTL = 4;
+  const SESSION_MAX_TTL = 5;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      ACCESS_TOKEN_TTL: '2',
+      REFRESH_TOKEN_TTL: String(REFRESH_TOKEN_TTL),
+      SESSION_MAX_TTL: String(SESSION_MAX_TTL),
+    });
+    user = await createUser(t, { role: 'viewer' });
+  });
+  afterAll(() => t.close());
+
+  it('when a refresh happens near the session end, then refresh_expires_in is cut to what is left of the session and the session ends on time', async () => {
+    const login = await loginAs(t, user);
+    await sleep(2500);
+
+    const rotated = await refreshWith(t, login.refresh_token);
+
+    expect(rotated.status).toBe(200);
+    // About 2.5 s of the 5 s session are left; an uncapped refresh token would live 4 s.
+    expect(rotated.body.refresh_expires_in).toBeLessThanOrEqual(SESSION_MAX_TTL - 2);
+
+    await sleep(3500);
+    const afterEnd = await refreshWith(t, rotated.body.refresh_token);
+    expectError(afterEnd, 401);
+  });
+});
