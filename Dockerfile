@@ -1,0 +1,23 @@
+# Build stage: compile TypeScript with the dev dependencies.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# Runtime stage: production dependencies and the compiled output only.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production PORT=3000
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY migrations ./migrations
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# node, not npm start: npm does not pass SIGTERM on, and shutdown must be graceful.
+CMD ["node", "dist/main.js"]
