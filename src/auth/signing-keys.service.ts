@@ -24,6 +24,13 @@ interface ActiveKey {
   privateKey: KeyObject;
 }
 
+interface PublishedKey {
+  jwk: PublicJwk;
+  publicKey: KeyObject;
+  /** Epoch ms; null for the active key. */
+  retiredAt: number | null;
+}
+
 const RELOAD_INTERVAL_MS = 30_000;
 
 /** RFC 7638 thumbprint: a kid derived from the key itself. */
@@ -39,8 +46,7 @@ function thumbprint(jwk: { crv: string; kty: string; x: string; y: string }): st
  */
 export class SigningKeysService {
   private active: ActiveKey | undefined;
-  private publicKeys = new Map<string, KeyObject>();
-  private jwks: PublicJwk[] = [];
+  private published = new Map<string, PublishedKey>();
   private loadedAt = 0;
   private reloading: Promise<void> | undefined;
 
@@ -83,13 +89,19 @@ export class SigningKeysService {
    * triggers a reload (shared by concurrent callers): no window in which a fresh key is refused.
    */
   async publicKey(kid: string): Promise<KeyObject | undefined> {
-    if (!this.publicKeys.has(kid) || Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
-    return this.publicKeys.get(kid);
+    if (!this.published.has(kid) || Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
+    const key = this.published.get(kid);
+    return key && this.isPublished(key) ? key.publicKey : undefined;
   }
 
   async jwkSet(): Promise<{ keys: PublicJwk[] }> {
     if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
-    return { keys: this.jwks };
+    return { keys: [...this.published.values()].filter((k) => this.isPublished(k)).map((k) => k.jwk) };
+  }
+
+  /** A retired key leaves the set the moment its last token can no longer be valid, not at the next reload. */
+  private isPublished(key: PublishedKey): boolean {
+    return key.retiredAt === null || key.retiredAt + this.publishRetiredForSeconds * 1000 > Date.now();
   }
 
   /** Re-reads the keys from the database; concurrent callers share one query. */
@@ -108,8 +120,13 @@ export class SigningKeysService {
       kid: activeRow.kid,
       privateKey: createPrivateKey({ key: this.box.open(activeRow.private_key_ciphertext, activeRow.kid), format: 'der', type: 'pkcs8' }),
     };
-    this.jwks = rows.map((r) => r.public_jwk as unknown as PublicJwk);
-    this.publicKeys = new Map(this.jwks.map((jwk) => [jwk.kid, createPublicKey({ key: { ...jwk }, format: 'jwk' })]));
+    this.published = new Map(
+      rows.map((r) => {
+        const jwk = r.public_jwk as unknown as PublicJwk;
+        const publicKey = createPublicKey({ key: { ...jwk }, format: 'jwk' });
+        return [jwk.kid, { jwk, publicKey, retiredAt: r.retired_at?.getTime() ?? null }];
+      }),
+    );
     this.loadedAt = Date.now();
   }
 
