@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ROLES } from '../auth/roles';
+import { storableString } from '../http/validate';
 
 export const APPNAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
@@ -7,7 +8,7 @@ const appname = z
   .string()
   .regex(APPNAME_PATTERN, 'must be 1 to 64 characters of a-z 0-9 . _ -, starting with a letter or digit');
 
-const description = z.string().max(1024, 'must be at most 1024 characters');
+const description = storableString().max(1024, 'must be at most 1024 characters');
 
 const roles = z
   .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }))

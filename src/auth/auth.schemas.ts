@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { storableString } from '../http/validate';
 
-const nonEmpty = z.string().min(1, 'must not be empty');
+const nonEmpty = storableString().min(1, 'must not be empty');
 
 export const apiKeyTokenBody = z.strictObject({
   /** The request token: a JWT signed with the appkey. */

@@ -26,6 +26,9 @@ export class Database implements Queryable {
     private readonly afterClose?: () => Promise<void>,
   ) {
     const settings = [`-c statement_timeout=${options.statementTimeoutMs ?? 10_000}`];
+    // Keep any `?options=...` of the URL (e.g. a search_path): our own setting would replace it.
+    const fromUrl = new URL(options.url).searchParams.get('options');
+    if (fromUrl) settings.unshift(fromUrl);
     if (options.schema) settings.push(`-c search_path=${options.schema}`);
     this.pool = new Pool({
       connectionString: options.url,

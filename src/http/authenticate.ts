@@ -12,7 +12,11 @@ export function authenticate(authenticator: BearerAuthenticator) {
     const header = req.headers.authorization;
     if (!header) throw new UnauthorizedError('Missing bearer token', false);
     const match = BEARER.exec(header);
-    if (!match) throw new UnauthorizedError('Authorization header must be "Bearer <access token>"');
+    if (!match) {
+      // RFC 6750 §3.1: another scheme (Basic...) gets the bare challenge; a garbled Bearer is a refused token.
+      const bearerScheme = /^Bearer(\s|$)/i.test(header);
+      throw new UnauthorizedError('Authorization header must be "Bearer <access token>"', bearerScheme);
+    }
     res.locals.principal = await authenticator.authenticate(match[1]!);
     next();
   };

@@ -21,6 +21,8 @@ export interface UserView {
 }
 
 function assertPasswordFitsBcrypt(password: string): void {
+  // bcrypt stops at NUL: "abc\0x" would be the password "abc".
+  if (password.includes('\u0000')) throw badRequest('password: must not contain NUL characters');
   if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
     throw badRequest(`password: must be at most ${MAX_PASSWORD_BYTES} bytes`);
   }

@@ -80,6 +80,13 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       expectError(over, 400);
     });
 
+    it('when the password holds a NUL character, then 400 naming it, since bcrypt would stop reading there', async () => {
+      const res = await loginForm({ username: user.username, password: `${user.password}\u0000anything` });
+
+      expectError(res, 400);
+      expect(res.body.message).toContain('password');
+    });
+
     it('when the content type is text/plain, then 415', async () => {
       const res = await t.http().post(PATHS.passwordToken).set('Content-Type', 'text/plain').send('username=a&password=b');
 
