@@ -1,0 +1,226 @@
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { bearer, createApiKey, createUser, loginAs, randomName, tokenForRole } from '../../helpers/factories';
+import { claimsOf, unsignedToken } from '../../helpers/tokens';
+import { KEYS, errorBody, keyPath, readKey, regenPath } from './support';
+
+type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
+type Verb = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+const KIB_64 = 64 * 1024;
+
+/** A JSON create body of exactly `bytes` bytes. */
+function createBodyOfSize(appname: string, bytes: number): string {
+  const skeleton = JSON.stringify({ appname, roles: [], description: '' });
+  return JSON.stringify({ appname, roles: [], description: 'x'.repeat(bytes - skeleton.length) });
+}
+
+describe('request errors on the key routes', () => {
+  let t: TestApp;
+  let admin: string;
+  let existing: string;
+  beforeAll(async () => {
+    t = await startTestApp();
+    admin = await tokenForRole(t, 'admin');
+    existing = (await createApiKey(t, { role: 'viewer', description: 'untouched' })).appname;
+  });
+  afterAll(() => t.close());
+
+  /** The six operations, aimed at a key that exists so that only authentication can fail them. */
+  const operations = (): [string, Method, string][] => [
+    ['list', 'get', KEYS],
+    ['create', 'post', KEYS],
+    ['get', 'get', keyPath(existing)],
+    ['update', 'put', keyPath(existing)],
+    ['regen', 'put', regenPath(existing)],
+    ['delete', 'delete', keyPath(existing)],
+  ];
+  const OPERATION_NAMES = ['list', 'create', 'get', 'update', 'regen', 'delete'];
+  const call = (name: string) => {
+    const [, method, path] = operations().find(([n]) => n === name)!;
+    return t.http()[method](path);
+  };
+  const bodyOps: [string, () => string][] = [
+    ['create', () => KEYS],
+    ['update', () => keyPath(existing)],
+    ['regen', () => regenPath(existing)],
+  ];
+  const send = (name: string) => {
+    const path = bodyOps.find(([n]) => n === name)![1]();
+    return name === 'create' ? t.http().post(path) : t.http().put(path);
+  };
+
+  describe('authentication (401)', () => {
+    it.each(OPERATION_NAMES)('when %s is called without a token, then 401 with a bare Bearer challenge', async (name) => {
+      const req = call(name);
+      const res = await (name === 'create' ? req.send({ appname: randomName('x'), roles: [] }) : req);
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect((await readKey(t, existing)).body.data).toEqual(expect.objectContaining({ description: 'untouched' }));
+    });
+
+    it.each(OPERATION_NAMES)('when %s is called with a garbage token, then 401 with error="invalid_token"', async (name) => {
+      const res = await call(name).set(bearer('not.a.token'));
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+    });
+
+    it('when the Basic scheme is used, then 401 with a Bearer challenge', async () => {
+      const res = await t.http().get(KEYS).set('Authorization', `Basic ${Buffer.from('admin:admin').toString('base64')}`);
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);
+    });
+
+    it('when a valid admin token is re-sent unsigned (alg none), then 401 with error="invalid_token"', async () => {
+      const forged = unsignedToken(claimsOf(admin));
+
+      const res = await t.http().get(KEYS).set(bearer(forged));
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+    });
+
+    it('when a refresh token is sent as the bearer token, then 401 with error="invalid_token"', async () => {
+      const { refresh_token: refresh } = await loginAs(t, await createUser(t, { role: 'admin' }));
+
+      const res = await t.http().get(KEYS).set(bearer(refresh));
+
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+    });
+  });
+
+  describe('authentication comes before everything else', () => {
+    it('when no token is sent for a key that does not exist, then 401 rather than 404', async () => {
+      const res = await t.http().get(keyPath(randomName('ghost')));
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+    });
+
+    it('when no token is sent with an invalid body, then 401 rather than 400', async () => {
+      const res = await t.http().post(KEYS).send({ appname: 'UPPER', roles: ['root'] });
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+    });
+
+    it('when no token is sent with malformed JSON, then 401 rather than 400', async () => {
+      const res = await t.http().post(KEYS).set('Content-Type', 'application/json').send('{"appname": ');
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+    });
+
+    it('when no token is sent with a body over 64 KiB, then 401 rather than 413', async () => {
+      const res = await t
+        .http()
+        .post(KEYS)
+        .set('Content-Type', 'application/json')
+        .send(createBodyOfSize(randomName('big'), KIB_64 + 1));
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+    });
+
+    it('when no token is sent with a text/plain body, then 401 rather than 415', async () => {
+      const res = await t.http().put(keyPath(existing)).set('Content-Type', 'text/plain').send('description=x');
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+    });
+
+    it('when no token is sent with a wrong method, then 401 rather than 405', async () => {
+      const res = await t.http().patch(keyPath(existing)).send({ description: 'x' });
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+    });
+  });
+
+  describe('bodies', () => {
+    it.each(bodyOps.map(([n]) => n))('when %s receives malformed JSON, then 400 and the key is unchanged', async (name) => {
+      const before = (await readKey(t, existing)).body;
+
+      const res = await send(name).set(bearer(admin)).set('Content-Type', 'application/json').send('{"description": "x",');
+
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(errorBody(400, 'BadRequest'));
+      expect((await readKey(t, existing)).body).toEqual(before);
+    });
+
+    it.each([
+      ['create', 'text/plain'],
+      ['update', 'text/plain'],
+      ['regen', 'text/plain'],
+      ['create', 'application/x-www-form-urlencoded'],
+      ['update', 'application/xml'],
+    ])('when %s receives a body of type %s, then 415 UnsupportedMediaType', async (name, type) => {
+      const res = await send(name).set(bearer(admin)).set('Content-Type', type).send('roles=viewer');
+
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual(errorBody(415, 'UnsupportedMediaType'));
+      expect((await readKey(t, existing)).body.data.description).toBe('untouched');
+    });
+
+    it('when the JSON content type carries a charset, then the body is accepted', async () => {
+      const appname = randomName('charset');
+
+      const res = await t
+        .http()
+        .post(KEYS)
+        .set(bearer(admin))
+        .set('Content-Type', 'application/json; charset=utf-8')
+        .send(JSON.stringify({ appname, roles: [] }));
+
+      expect(res.status).toBe(201);
+    });
+
+    it.each(bodyOps.map(([n]) => n))('when %s receives a body over 64 KiB, then 413 PayloadTooLarge', async (name) => {
+      const res = await send(name)
+        .set(bearer(admin))
+        .set('Content-Type', 'application/json')
+        .send(createBodyOfSize(randomName('big'), KIB_64 + 1));
+
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual(errorBody(413, 'PayloadTooLarge'));
+    });
+
+    it('when a body is exactly 64 KiB, then it is parsed (400 for the long description, not 413)', async () => {
+      const res = await t
+        .http()
+        .post(KEYS)
+        .set(bearer(admin))
+        .set('Content-Type', 'application/json')
+        .send(createBodyOfSize(randomName('edge'), KIB_64));
+
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'description'));
+    });
+  });
+
+  describe('methods', () => {
+    it.each<[Verb, string, string]>([
+      ['DELETE', '/api/v1/api-keys', 'GET, POST'],
+      ['PUT', '/api/v1/api-keys', 'GET, POST'],
+      ['PATCH', '/api/v1/api-keys/{appname}', 'GET, PUT, DELETE'],
+      ['POST', '/api/v1/api-keys/{appname}', 'GET, PUT, DELETE'],
+      ['GET', '/api/v1/api-keys/{appname}/regen', 'PUT'],
+      ['POST', '/api/v1/api-keys/{appname}/regen', 'PUT'],
+    ])('when %s %s is called, then 405 MethodNotAllowed with Allow: %s', async (method, path, allow) => {
+      const verb = method.toLowerCase() as Method;
+
+      const res = await t.http()[verb](path.replace('{appname}', existing)).set(bearer(admin));
+
+      expect(res.status).toBe(405);
+      expect(res.body).toEqual(errorBody(405, 'MethodNotAllowed'));
+      expect(res.headers.allow).toBe(allow);
+    });
+  });
+});

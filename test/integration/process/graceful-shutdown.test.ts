@@ -1,0 +1,92 @@
+import http from 'node:http';
+import { startServerProcess, type ServerProcess } from './server-process';
+
+interface Outcome {
+  sentBeforeSignal: boolean;
+  /** Set when a whole response arrived: status and the parsed JSON body. */
+  status?: number;
+  body?: unknown;
+  /** Set when no response arrived: the connection error code. */
+  error?: string;
+  bytesReceived: number;
+}
+
+const CREDENTIALS = 'username=ops&password=graceful-shutdown-pw';
+
+/** One password login on a fresh connection; never rejects, records what happened instead. */
+function login(baseUrl: string, sentBeforeSignal: boolean): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let bytesReceived = 0;
+    const req = http.request(
+      `${baseUrl}/api/auth/bearer/token`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          bytesReceived += chunk.length;
+          text += chunk.toString();
+        });
+        res.on('end', () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          resolve({ sentBeforeSignal, status: res.statusCode, body, bytesReceived });
+        });
+        res.on('error', (err: NodeJS.ErrnoException) => resolve({ sentBeforeSignal, error: err.code ?? err.message, bytesReceived }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ sentBeforeSignal, error: err.code ?? err.message, bytesReceived }));
+    req.end(CREDENTIALS);
+  });
+}
+
+describe('graceful shutdown of a real server process', () => {
+  let server: ServerProcess;
+  beforeAll(async () => {
+    // bcrypt at cost 10 keeps each login busy for tens of milliseconds, so many are in flight at SIGTERM.
+    server = await startServerProcess({
+      BCRYPT_COST: '10',
+      BOOTSTRAP_ADMIN_USERNAME: 'ops',
+      BOOTSTRAP_ADMIN_PASSWORD: 'graceful-shutdown-pw',
+      SHUTDOWN_TIMEOUT: '10',
+    });
+  }, 30_000);
+  afterAll(() => server.cleanup());
+
+  it('when SIGTERM arrives during a burst, then every accepted request gets a complete response and the process exits 0', async () => {
+    const inFlight = Array.from({ length: 24 }, () => login(server.baseUrl, true));
+    await new Promise((r) => setTimeout(r, 150));
+
+    const signalledAt = Date.now();
+    server.child.kill('SIGTERM');
+    const afterSignal: Promise<Outcome>[] = [];
+    for (let i = 0; i < 20; i++) {
+      afterSignal.push(login(server.baseUrl, false));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const outcomes = await Promise.all([...inFlight, ...afterSignal]);
+    const exitCode = await server.exited;
+    const exitedAfterMs = Date.now() - signalledAt;
+
+    // Requests in flight at the signal all finish, with a whole token response.
+    for (const outcome of outcomes.filter((o) => o.sentBeforeSignal)) {
+      expect(outcome.status).toBe(200);
+      expect(outcome.body).toMatchObject({ token_type: 'bearer', access_token: expect.any(String) });
+    }
+    // Later requests are either served whole or turned away before any byte of a response.
+    for (const outcome of outcomes.filter((o) => !o.sentBeforeSignal)) {
+      if (outcome.status !== undefined) {
+        expect(outcome.status).toBe(200);
+        expect(outcome.body).toMatchObject({ token_type: 'bearer' });
+      } else {
+        expect(outcome.bytesReceived).toBe(0);
+        expect(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']).toContain(outcome.error);
+      }
+    }
+    expect(exitCode).toBe(0);
+    expect(exitedAfterMs).toBeLessThan(10_000);
+  }, 30_000);
+});
