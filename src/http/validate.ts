@@ -7,7 +7,7 @@ type Location = 'body' | 'query' | 'params';
  * A string PostgreSQL can store: `text` refuses NUL, and bcrypt would silently end a password
  * there, so NUL is a 400 naming the field rather than a 500 or a weaker password.
  */
-export const storableString = () => z.string().regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+export const storableString = () => z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
 function describe(issue: z.core.$ZodIssue, location: Location): string {
   if (issue.code === 'unrecognized_keys') {
