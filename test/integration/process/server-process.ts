@@ -30,17 +30,25 @@ async function freePort(): Promise<number> {
  * The real service as its own OS process (src/main.ts through tsx), on a fresh schema of the test
  * database, listening on a free loopback port. Resolves once /readyz answers 200.
  */
-export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string> = {},
+  /** Run with no DATABASE_URL and no MASTER_KEY: the embedded PGlite and generated key in this folder. */
+  options: { embeddedDataDir?: string } = {},
+): Promise<ServerProcess> {
   const url = process.env.TEST_DATABASE_URL!;
-  const schema = `p_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
+  const schema = options.embeddedDataDir ? undefined : `p_${randomBytes(6).toString('hex')}`;
+  const database: Record<string, string> = { DATA_DIR: options.embeddedDataDir ?? '' };
+  if (schema) {
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.end();
+    const databaseUrl = new URL(url);
+    databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
+    Object.assign(database, { DATABASE_URL: databaseUrl.toString(), MASTER_KEY: randomBytes(32).toString('base64') });
+  }
 
   const port = await freePort();
-  const databaseUrl = new URL(url);
-  databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: {
@@ -48,10 +56,9 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
       NODE_ENV: 'test',
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl.toString(),
-      MASTER_KEY: randomBytes(32).toString('base64'),
       BCRYPT_COST: '4',
       LOG_LEVEL: 'warn',
+      ...database,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,12 +69,12 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
 
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited during start:\n${output}`);
     const ready = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
     if (ready) break;
-    if (Date.now() > deadline) throw new Error(`server not ready within 20 s:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`server not ready within 30 s:\n${output}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 
@@ -81,6 +88,7 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
         child.kill('SIGKILL');
         await exited;
       }
+      if (!schema) return;
       const c = new Client({ connectionString: url });
       await c.connect();
       await c.query(`DROP SCHEMA ${schema} CASCADE`);
