@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 const wholeSeconds = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
 /**
  * TRUST_PROXY follows Express's `trust proxy` setting: `false`, `true`, a hop count, or a
@@ -31,6 +32,8 @@ const envSchema = z
     HOST: z.string().default('0.0.0.0'),
     DATABASE_URL: z.string().url().optional(),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+    DATABASE_CONNECT_TIMEOUT: wholeSeconds(5),
+    DATABASE_STATEMENT_TIMEOUT: wholeSeconds(10),
     DATA_DIR: z.string().default('./data'),
     ISSUER: z.string().url().optional(),
     MASTER_KEY: masterKey,
@@ -44,6 +47,15 @@ const envSchema = z
     TRUST_PROXY: trustProxy,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     SHUTDOWN_TIMEOUT: z.coerce.number().int().min(0).default(10),
+    RATE_LIMIT_ENABLED: z.enum(['true', 'false']).default('true'),
+    RATE_LIMIT_PASSWORD_FAILURES: count(10),
+    RATE_LIMIT_PASSWORD_WINDOW: wholeSeconds(900),
+    RATE_LIMIT_TOKEN_REQUESTS: count(300),
+    RATE_LIMIT_TOKEN_WINDOW: wholeSeconds(60),
+    RATE_LIMIT_KEY_REQUESTS: count(1200),
+    RATE_LIMIT_KEY_WINDOW: wholeSeconds(60),
+    REDIS_URL: z.string().url().optional(),
+    RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default('apikeys:rl:'),
   });
 
 /**
@@ -69,6 +81,9 @@ export interface Config {
   readonly host: string;
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
+  /** Seconds to wait for a connection, and for one statement, before answering 503. */
+  readonly databaseConnectTimeout: number;
+  readonly databaseStatementTimeout: number;
   readonly dataDir: string;
   readonly issuer: string;
   /** 32 raw bytes; undefined means "load or generate one in dataDir" (refused in production). */
@@ -83,6 +98,25 @@ export interface Config {
   readonly trustProxy: boolean | number | string;
   readonly logLevel: string;
   readonly shutdownTimeoutSeconds: number;
+  readonly rateLimits: RateLimitSettings;
+}
+
+export interface RateLimitRule {
+  readonly limit: number;
+  readonly windowSeconds: number;
+}
+
+export interface RateLimitSettings {
+  readonly enabled: boolean;
+  /** Failed password logins, counted per username and per client address. */
+  readonly passwordFailures: RateLimitRule;
+  /** All requests to the three token routes, per client address. */
+  readonly tokenRoutes: RateLimitRule;
+  /** Key operations, per authenticated principal. */
+  readonly keyOperations: RateLimitRule;
+  /** Counters live in Redis (shared by every instance) when set, in memory otherwise. */
+  readonly redisUrl: string | undefined;
+  readonly redisPrefix: string;
 }
 
 export class ConfigError extends Error {
@@ -107,6 +141,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseConnectTimeout: e.DATABASE_CONNECT_TIMEOUT,
+    databaseStatementTimeout: e.DATABASE_STATEMENT_TIMEOUT,
     dataDir: e.DATA_DIR,
     issuer: (e.ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
     masterKey: e.MASTER_KEY,
@@ -122,5 +158,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT,
+    rateLimits: Object.freeze({
+      enabled: e.RATE_LIMIT_ENABLED === 'true',
+      passwordFailures: { limit: e.RATE_LIMIT_PASSWORD_FAILURES, windowSeconds: e.RATE_LIMIT_PASSWORD_WINDOW },
+      tokenRoutes: { limit: e.RATE_LIMIT_TOKEN_REQUESTS, windowSeconds: e.RATE_LIMIT_TOKEN_WINDOW },
+      keyOperations: { limit: e.RATE_LIMIT_KEY_REQUESTS, windowSeconds: e.RATE_LIMIT_KEY_WINDOW },
+      redisUrl: e.REDIS_URL,
+      redisPrefix: e.RATE_LIMIT_REDIS_PREFIX,
+    }),
   });
 }

@@ -5,25 +5,26 @@ import { createLogger, type Logger } from './logger';
 import { buildApp } from './app';
 import { startRuntime } from './runtime';
 import { startMaintenance } from './maintenance';
+import { buildRateLimits } from './http/rate-limits';
+import { connectRedisStores } from './http/redis-rate-limit-store';
 import type { Services } from './services';
 
 /** Stop accepting, let in-flight requests finish (bounded), close the pool, exit 0. */
-function handleShutdown(server: Server, services: Services, logger: Logger, timeoutSeconds: number, stopMaintenance: () => void) {
+function handleShutdown(server: Server, services: Services, logger: Logger, timeoutSeconds: number, cleanups: (() => unknown)[]) {
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    stopMaintenance();
+
     const force = setTimeout(() => {
       logger.warn('shutdown timeout reached; closing remaining connections');
       server.closeAllConnections();
     }, timeoutSeconds * 1000);
     force.unref();
     server.close(() => {
-      services.db
-        .close()
-        .catch((err: Error) => logger.warn({ cause: err.message }, 'closing the database pool failed'))
+      Promise.all([services.db.close(), ...cleanups.map((cleanup) => cleanup())])
+        .catch((err: Error) => logger.warn({ cause: err.message }, 'closing connections failed'))
         .finally(() => {
           logger.info('stopped');
           logger.flush();
@@ -41,7 +42,11 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const services = await startRuntime(config, logger, { createFirstAdmin: true });
-  const app = buildApp({ config, logger, services });
+  const redis = config.rateLimits.enabled && config.rateLimits.redisUrl
+    ? await connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
+    : undefined;
+  const rateLimits = buildRateLimits(config.rateLimits, redis?.storeFor);
+  const app = buildApp({ config, logger, services, rateLimits });
   const server = app.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -49,8 +54,11 @@ async function main(): Promise<void> {
   });
   // Keep-alive connections would otherwise hold shutdown open until the client lets go.
   server.keepAliveTimeout = 5_000;
+  // A client that trickles its request (slowloris) is cut off instead of holding a socket for minutes.
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 30_000;
   const stopMaintenance = startMaintenance(services.db, logger, config.clockTolerance);
-  handleShutdown(server, services, logger, config.shutdownTimeoutSeconds, stopMaintenance);
+  handleShutdown(server, services, logger, config.shutdownTimeoutSeconds, [stopMaintenance, ...(redis ? [redis.close] : [])]);
 }
 
 main().catch((err: unknown) => {

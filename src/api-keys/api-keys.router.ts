@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { BearerAuthenticator } from '../auth/bearer-authenticator';
 import { authenticate, principalOf } from '../http/authenticate';
 import { jsonBody } from '../http/body-parsers';
+import type { RateLimits } from '../http/rate-limits';
 import { methodNotAllowed } from '../http/error-handler';
 import { parseInput } from '../http/validate';
 import { envelope, presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
@@ -9,12 +10,12 @@ import { appnameParams, createApiKeyBody, listApiKeysQuery, updateApiKeyBody } f
 import type { ApiKeysService } from './api-keys.service';
 
 /**
- * /api/v1/api-keys. Every route: authenticate (401) → body parsing (415/413/400) → validation (400)
- * → the service, which decides authorisation (403) before existence (404).
+ * /api/v1/api-keys. Every route: authenticate (401) → the per-principal limit (429) → body parsing
+ * (415/413/400) → validation (400) → the service, which decides authorisation (403) before existence (404).
  */
-export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuthenticator): Router {
+export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuthenticator, limits: RateLimits): Router {
   const router = Router();
-  router.use(authenticate(authenticator));
+  router.use(authenticate(authenticator), limits.keyOperations);
 
   router
     .route('/')

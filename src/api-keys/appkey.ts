@@ -7,7 +7,8 @@ const RANDOM_CHARS = 43; // base64url of 32 bytes, unpadded
 const CHECKSUM_CHARS = 6;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-const APPKEY_PATTERN = new RegExp(`^${APPKEY_PREFIX}[A-Za-z0-9_-]{${RANDOM_CHARS}}[0-9A-Za-z]{${CHECKSUM_CHARS}}$`);
+/** The shape of an appkey (the checksum is checked by isWellFormedAppkey). */
+export const APPKEY_PATTERN = new RegExp(`^${APPKEY_PREFIX}[A-Za-z0-9_-]{${RANDOM_CHARS}}[0-9A-Za-z]{${CHECKSUM_CHARS}}$`);
 
 function base62(value: number, width: number): string {
   let out = '';

@@ -2,18 +2,22 @@ import { Router, type Request, type Response } from 'express';
 import { jsonOrFormBody } from '../http/body-parsers';
 import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
+import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from './auth.schemas';
 import type { SigningKeysService } from './signing-keys.service';
 import type { TokenService } from './token.service';
 
-/** The three token routes and the JWK Set. Token responses are never cached. */
-export function authRouter(tokens: TokenService, signingKeys: SigningKeysService): Router {
+/**
+ * The three token routes and the JWK Set. Token routes: no-store, the per-address limit (before
+ * any body is read), body parsing, then for passwords the failed-attempt limits.
+ */
+export function authRouter(tokens: TokenService, signingKeys: SigningKeysService, limits: RateLimits): Router {
   const router = Router();
 
   router
     .route('/api/v1/auth/token')
-    .post(noStore, jsonOrFormBody, async function exchangeRequestToken(req: Request, res: Response) {
+    .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function exchangeRequestToken(req: Request, res: Response) {
       const { jwt } = parseInput(apiKeyTokenBody, req.body, 'body');
       res.json(await tokens.exchangeRequestToken(jwt, req.ip ?? null));
     })
@@ -21,7 +25,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
 
   router
     .route('/api/auth/bearer/token')
-    .post(noStore, jsonOrFormBody, async function passwordGrant(req: Request, res: Response) {
+    .post(noStore, limits.tokenRoutes, jsonOrFormBody, limits.passwordFailures, async function passwordGrant(req: Request, res: Response) {
       const { username, password } = parseInput(passwordTokenBody, req.body, 'body');
       res.json(await tokens.passwordGrant(username, password));
     })
@@ -29,7 +33,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
 
   router
     .route('/api/auth/bearer/refresh')
-    .post(noStore, jsonOrFormBody, async function refreshGrant(req: Request, res: Response) {
+    .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function refreshGrant(req: Request, res: Response) {
       const { refresh_token: refreshToken } = parseInput(refreshTokenBody, req.body, 'body');
       res.json(await tokens.refreshGrant(refreshToken));
     })

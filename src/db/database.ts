@@ -30,11 +30,16 @@ export class Database implements Queryable {
     const fromUrl = new URL(options.url).searchParams.get('options');
     if (fromUrl) settings.unshift(fromUrl);
     if (options.schema) settings.push(`-c search_path=${options.schema}`);
+    const statementTimeoutMs = options.statementTimeoutMs ?? 10_000;
     this.pool = new Pool({
       connectionString: options.url,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+      // The server enforces statement_timeout; this client-side bound covers a server that has
+      // gone silent (network cut), which would otherwise hold the connection forever.
+      query_timeout: statementTimeoutMs + 2_000,
       idleTimeoutMillis: 30_000,
+      keepAlive: true,
       options: settings.join(' '),
     });
     // An idle client losing its server connection must not crash the process.
@@ -48,16 +53,19 @@ export class Database implements Queryable {
   /** Runs fn inside BEGIN/COMMIT on one client; any throw rolls back. Pass `tx` down, never the pool. */
   async withTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client: PoolClient = await this.pool.connect();
+    let broken = false;
     try {
       await client.query('BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A connection that failed (or timed out) must not go back to the pool to fail again later.
+      broken = isDatabaseUnavailable(err);
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
@@ -81,7 +89,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     // 08xxx connection exceptions, 57P0x operator intervention (shutdown), 53300 too many connections.
     if (code.startsWith('08') || code.startsWith('57P') || code === '53300') return true;
   }
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection ended/i.test(
     typeof message === 'string' ? message : '',
   );
 }

@@ -5,9 +5,12 @@ import { startEmbeddedPostgres } from './embedded';
 
 /** The PostgreSQL at DATABASE_URL, or without it the embedded one kept in DATA_DIR. */
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
-  if (config.databaseUrl) {
-    return new Database({ url: config.databaseUrl, poolSize: config.databasePoolSize }, logger);
-  }
+  const settings = {
+    poolSize: config.databasePoolSize,
+    connectionTimeoutMs: config.databaseConnectTimeout * 1000,
+    statementTimeoutMs: config.databaseStatementTimeout * 1000,
+  };
+  if (config.databaseUrl) return new Database({ url: config.databaseUrl, ...settings }, logger);
   const embedded = await startEmbeddedPostgres(config.dataDir, config.databasePoolSize + 2, logger);
-  return new Database({ url: embedded.url, poolSize: config.databasePoolSize }, logger, embedded.stop);
+  return new Database({ url: embedded.url, ...settings }, logger, embedded.stop);
 }

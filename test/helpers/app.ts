@@ -10,9 +10,10 @@ import { Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrate';
 import { createLogger, type Logger } from '../../src/logger';
 import { createServices, type Services } from '../../src/services';
+import { checkedAgainstOpenApi } from './openapi-contract';
 
 export interface TestApp {
-  /** supertest bound to the listening server: `t.http().get('/healthz')`. */
+  /** supertest bound to the listening server: `t.http().get('/healthz')`; every response is checked against the OpenAPI document. */
   http: () => ReturnType<typeof request>;
   baseUrl: string;
   config: Config;
@@ -57,6 +58,8 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
     ISSUER: TEST_ISSUER,
     MASTER_KEY: masterKey.toString('base64'),
     LOG_LEVEL: 'debug',
+    // Suites fire hundreds of token requests from one address; rate-limit tests turn this on.
+    RATE_LIMIT_ENABLED: 'false',
     DATABASE_URL: url,
     ...overrides,
   });
@@ -81,7 +84,7 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
-    http: () => request(baseUrl),
+    http: () => checkedAgainstOpenApi(request(baseUrl)),
     baseUrl,
     config,
     services,

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { ROLES } from '../auth/roles';
+import { APPKEY_PATTERN } from './appkey';
+import type { ApiKeyRecord, Envelope } from './api-keys.presenter';
+import { APPNAME_PATTERN } from './api-keys.schemas';
+
+/** The API key record as the presenter sends it; the source of the OpenAPI response schemas. */
+export const apiKeyRecord = z.strictObject({
+  appname: z.string().regex(APPNAME_PATTERN).meta({ readOnly: true, description: 'Name of the key; used as the path identifier.' }),
+  description: z.string().max(1024).meta({ description: 'Free-text description.' }),
+  roles: z.array(z.enum(ROLES)).max(1).meta({ description: 'The role assigned to the key: at most one.' }),
+  last_login: z
+    .int()
+    .min(0)
+    .nullable()
+    .meta({ readOnly: true, description: 'Unix time in seconds of the last token exchange with this key; null before the first.' }),
+  last_ip: z.string().nullable().meta({ readOnly: true, description: 'Client address of the last token exchange; null before the first.' }),
+});
+
+/** Create and regen alone return the secret, in the shape `generateAppkey` produces. */
+export const apiKeyRecordWithAppkey = apiKeyRecord.extend({
+  appkey: z
+    .string()
+    .regex(APPKEY_PATTERN)
+    .meta({ readOnly: true, description: 'The API key secret; shown only by create and regen.' }),
+});
+
+const envelopeMeta = z
+  .strictObject({
+    code: z.int32().meta({ format: 'int32', description: 'Equals the HTTP status.' }),
+    count: z.int32().min(0).meta({ format: 'int32', description: 'Number of records in `data`.' }),
+  })
+  .meta({ readOnly: true });
+
+function envelopeOf<T extends z.ZodType>(data: T) {
+  return z.strictObject({ meta: envelopeMeta, data });
+}
+
+export const apiKeyEnvelope = envelopeOf(apiKeyRecord);
+export const apiKeyWithAppkeyEnvelope = envelopeOf(apiKeyRecordWithAppkey);
+export const apiKeyListEnvelope = envelopeOf(z.array(apiKeyRecord));
+
+// Compile-time guards: the schemas must describe what the presenter's types allow.
+const _describesRecord: z.ZodType<ApiKeyRecord> = apiKeyRecord;
+const _describesEnvelope: z.ZodType<Envelope<ApiKeyRecord[]>> = apiKeyListEnvelope;

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import type { PublicJwk } from './signing-keys.service';
+import type { TokenResponse } from './token.service';
+
+/** A JWS in compact serialisation: three base64url parts. */
+const jwt = z.string().regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+
+/** The token response object: exactly these nine fields, all always present. */
+export const tokenResponse = z.strictObject({
+  access_token: jwt.meta({ readOnly: true, description: 'Bearer token (JWT) for all later calls.' }),
+  expires_in: z.int().min(1).meta({ readOnly: true, description: 'Seconds until the access token expires.' }),
+  refresh_expires_in: z.int().min(0).meta({ readOnly: true, description: 'Seconds until the refresh token expires.' }),
+  refresh_token: jwt.meta({ readOnly: true, description: 'Refresh token (JWT); works once.' }),
+  token_type: z.literal('bearer').meta({ readOnly: true }),
+  id_token: jwt.meta({ readOnly: true, description: 'ID token (JWT).' }),
+  'not-before-policy': z.literal(0).meta({ type: 'integer', readOnly: true }),
+  'session-state': z.string().min(1).meta({ readOnly: true, description: 'Session identifier.' }),
+  scope: z
+    .string()
+    .regex(/^openid(?: [a-z-]+:[a-z-]+)*$/)
+    .meta({ readOnly: true, description: 'Space-separated scopes: `openid` plus those of the role.' }),
+});
+
+const publicJwk = z.strictObject({
+  kty: z.literal('EC'),
+  crv: z.literal('P-256'),
+  x: z.string().min(1),
+  y: z.string().min(1),
+  kid: z.string().min(1),
+  alg: z.literal('ES256'),
+  use: z.literal('sig'),
+});
+
+/** The public signing keys, for verifying access and ID tokens offline (RFC 7517). */
+export const jwkSet = z.strictObject({ keys: z.array(publicJwk) });
+
+// Compile-time guards: the schemas must describe exactly what the services return.
+const _describesToken: z.ZodType<TokenResponse, TokenResponse> = tokenResponse;
+const _describesJwks: z.ZodType<{ keys: PublicJwk[] }, { keys: PublicJwk[] }> = jwkSet;
