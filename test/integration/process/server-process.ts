@@ -6,6 +6,8 @@ import { Client } from 'pg';
 
 export interface ServerProcess {
   baseUrl: string;
+  /** DATABASE_URL and MASTER_KEY it runs with; pass as `joinDatabaseOf` to start a second instance. */
+  database: Record<string, string>;
   child: ChildProcess;
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
@@ -33,11 +35,17 @@ async function freePort(): Promise<number> {
 export async function startServerProcess(
   env: Record<string, string> = {},
   /** Run with no DATABASE_URL and no MASTER_KEY: the embedded PGlite and generated key in this folder. */
-  options: { embeddedDataDir?: string } = {},
+  options: {
+    embeddedDataDir?: string;
+    joinDatabaseOf?: ServerProcess;
+    /** Connect the service through this local port (a TcpProxy) instead of straight to the database. */
+    databasePort?: number;
+  } = {},
 ): Promise<ServerProcess> {
   const url = process.env.TEST_DATABASE_URL!;
-  const schema = options.embeddedDataDir ? undefined : `p_${randomBytes(6).toString('hex')}`;
-  const database: Record<string, string> = { DATA_DIR: options.embeddedDataDir ?? '' };
+  const ownsSchema = !options.embeddedDataDir && !options.joinDatabaseOf;
+  const schema = ownsSchema ? `p_${randomBytes(6).toString('hex')}` : undefined;
+  const database: Record<string, string> = options.joinDatabaseOf?.database ?? { DATA_DIR: options.embeddedDataDir ?? '' };
   if (schema) {
     const admin = new Client({ connectionString: url });
     await admin.connect();
@@ -45,6 +53,10 @@ export async function startServerProcess(
     await admin.end();
     const databaseUrl = new URL(url);
     databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
+    if (options.databasePort) {
+      databaseUrl.hostname = '127.0.0.1';
+      databaseUrl.port = String(options.databasePort);
+    }
     Object.assign(database, { DATABASE_URL: databaseUrl.toString(), MASTER_KEY: randomBytes(32).toString('base64') });
   }
 
@@ -58,6 +70,8 @@ export async function startServerProcess(
       HOST: '127.0.0.1',
       BCRYPT_COST: '4',
       LOG_LEVEL: 'warn',
+      // As in startTestApp: tests that are about rate limits turn them on.
+      RATE_LIMIT_ENABLED: 'false',
       ...database,
       ...env,
     },
@@ -80,6 +94,7 @@ export async function startServerProcess(
 
   return {
     baseUrl,
+    database,
     child,
     exited,
     output: () => output,

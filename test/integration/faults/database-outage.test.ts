@@ -1,0 +1,138 @@
+import { createDecipheriv, createHash } from 'node:crypto';
+import { Client } from 'pg';
+import { startServerProcess, type ServerProcess } from '../process/server-process';
+import { TcpProxy } from './tcp-proxy';
+
+const admin = { username: 'outage-admin', password: 'outage-admin-pw' };
+
+async function call(server: ServerProcess, method: string, route: string, token?: string, json?: unknown) {
+  const res = await fetch(`${server.baseUrl}${route}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json ? { 'content-type': 'application/json' } : {}) },
+    body: json ? JSON.stringify(json) : undefined,
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const login = (server: ServerProcess) =>
+  fetch(`${server.baseUrl}/api/auth/bearer/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(admin).toString(),
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as { access_token: string } }));
+
+async function waitUntilReady(server: ServerProcess, withinMs: number): Promise<number> {
+  const start = Date.now();
+  while (Date.now() - start < withinMs) {
+    if ((await call(server, 'GET', '/readyz')).status === 200) return Date.now() - start;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`not ready again within ${withinMs} ms`);
+}
+
+const unavailable = { status: 503, name: 'ServiceUnavailable', message: expect.any(String) };
+
+describe('database outages', () => {
+  let proxy: TcpProxy;
+  let server: ServerProcess;
+  let adminToken: string;
+
+  beforeAll(async () => {
+    const target = new URL(process.env.TEST_DATABASE_URL!);
+    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    const port = await proxy.start();
+    server = await startServerProcess(
+      {
+        DATABASE_CONNECT_TIMEOUT: '1',
+        DATABASE_STATEMENT_TIMEOUT: '2',
+        BOOTSTRAP_ADMIN_USERNAME: admin.username,
+        BOOTSTRAP_ADMIN_PASSWORD: admin.password,
+      },
+      { databasePort: port },
+    );
+    adminToken = (await login(server)).body.access_token;
+  }, 60_000);
+  afterAll(async () => {
+    proxy.setMode('forward');
+    await server.cleanup();
+    await proxy.stop();
+  });
+  afterEach(() => proxy.setMode('forward'));
+
+  it('when the database refuses connections, then every route that needs it answers 503 quickly, and the service recovers by itself', async () => {
+    proxy.setMode('refuse');
+    const started = Date.now();
+    const [list, token, ready, health] = await Promise.all([
+      call(server, 'GET', '/api/v1/api-keys', adminToken),
+      login(server),
+      call(server, 'GET', '/readyz'),
+      call(server, 'GET', '/healthz'),
+    ]);
+    const elapsed = Date.now() - started;
+
+    expect(list).toEqual({ status: 503, body: unavailable });
+    expect(token).toEqual({ status: 503, body: unavailable });
+    expect(ready).toEqual({ status: 503, body: unavailable });
+    expect(health.status).toBe(200);
+    expect(elapsed).toBeLessThan(3_000);
+
+    proxy.setMode('forward');
+    await waitUntilReady(server, 10_000);
+    expect((await call(server, 'GET', '/api/v1/api-keys', adminToken)).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
+  }, 30_000);
+
+  it('when the network to the database goes silent, then requests answer 503 within the time-outs, and recover', async () => {
+    proxy.setMode('blackhole');
+    const started = Date.now();
+    const list = await call(server, 'GET', '/api/v1/api-keys', adminToken);
+    const elapsed = Date.now() - started;
+
+    expect(list).toEqual({ status: 503, body: unavailable });
+    // connect time-out 1 s, or statement time-out 2 s plus the client-side margin on a pooled connection
+    expect(elapsed).toBeLessThan(6_000);
+
+    proxy.setMode('forward');
+    await waitUntilReady(server, 15_000);
+    expect((await call(server, 'GET', '/api/v1/api-keys', adminToken)).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
+  }, 40_000);
+
+  it('when the database is cut during a burst of regenerations, then no key is left half-regenerated', async () => {
+    const names = ['outage-a', 'outage-b', 'outage-c'];
+    for (const appname of names) {
+      expect((await call(server, 'POST', '/api/v1/api-keys', adminToken, { appname, roles: ['viewer'] })).status).toBe(201);
+    }
+
+    const burst = Array.from({ length: 30 }, (_, i) =>
+      call(server, 'PUT', `/api/v1/api-keys/${names[i % 3]}/regen`, adminToken, { description: `round ${i}`, roles: ['viewer'] }),
+    );
+    setTimeout(() => proxy.setMode('refuse'), 20);
+    const statuses = (await Promise.all(burst)).map((r) => r.status);
+    proxy.setMode('forward');
+    await waitUntilReady(server, 10_000);
+
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    // Each stored appkey must still match its digest: digest and ciphertext were written together.
+    const db = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await db.connect();
+    try {
+      const masterKey = Buffer.from(server.database.MASTER_KEY!, 'base64');
+      const schema = new URL(server.database.DATABASE_URL!).searchParams.get('options')!.split('=')[1]!;
+      const { rows } = await db.query(`SELECT appname, key_digest, key_ciphertext FROM ${schema}.api_keys WHERE appname = ANY($1)`, [names]);
+      expect(rows).toHaveLength(3);
+      for (const row of rows) {
+        const sealed: Buffer = row.key_ciphertext;
+        const decipher = createDecipheriv('aes-256-gcm', masterKey, sealed.subarray(1, 13));
+        decipher.setAAD(Buffer.from(row.appname));
+        decipher.setAuthTag(sealed.subarray(13, 29));
+        const appkey = Buffer.concat([decipher.update(sealed.subarray(29)), decipher.final()]);
+        expect(createHash('sha256').update(appkey).digest().equals(row.key_digest)).toBe(true);
+      }
+    } finally {
+      await db.end();
+    }
+  }, 40_000);
+});

@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import { createClient } from 'redis';
+import { startServerProcess, type ServerProcess } from '../process/server-process';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function redisReachable(): Promise<boolean> {
+  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 1_000, reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    await client.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const refresh = (server: ServerProcess) =>
+  fetch(`${server.baseUrl}/api/auth/bearer/refresh`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'refresh_token=not-a-token',
+  });
+
+describe('rate-limit counters in Redis: two instances, one budget', () => {
+  const servers: ServerProcess[] = [];
+  let available = false;
+
+  beforeAll(async () => {
+    available = await redisReachable();
+    // CI starts Redis; elsewhere the suite still runs, and says plainly what it could not check.
+    if (!available && process.env.CI) throw new Error(`Redis is not reachable at ${REDIS_URL}`);
+    if (!available) return;
+    const env = {
+      REDIS_URL,
+      RATE_LIMIT_REDIS_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+      RATE_LIMIT_ENABLED: 'true',
+      RATE_LIMIT_TOKEN_REQUESTS: '5',
+      RATE_LIMIT_TOKEN_WINDOW: '60',
+    };
+    servers.push(await startServerProcess(env), await startServerProcess(env));
+  }, 60_000);
+  afterAll(() => Promise.all(servers.map((s) => s.cleanup())));
+
+  it('when requests alternate between two instances, then the sixth one is refused wherever it lands', async () => {
+    if (!available) {
+      console.warn(`skipped: Redis is not reachable at ${REDIS_URL}`);
+      return;
+    }
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const statuses: number[] = [];
+    for (const server of [a, b, a, b, a]) statuses.push((await refresh(server)).status);
+    const sixth = await refresh(b);
+
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+    expect(sixth.status).toBe(429);
+    expect(await sixth.json()).toEqual({ status: 429, name: 'TooManyRequests', message: expect.any(String) });
+    expect(sixth.headers.get('ratelimit')).toMatch(/^"token-routes"; r=0; t=\d+$/);
+  });
+});
