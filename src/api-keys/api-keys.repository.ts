@@ -104,10 +104,3 @@ export async function replaceApiKeySecret(
 export async function deleteApiKey(q: Queryable, appname: string): Promise<void> {
   await q.query('DELETE FROM api_keys WHERE appname = $1', [appname]);
 }
-
-export async function recordApiKeyLogin(q: Queryable, apiKeyId: string, ip: string | null): Promise<void> {
-  await q.query('UPDATE api_keys SET last_login = floor(extract(epoch FROM now()))::bigint, last_ip = $2 WHERE id = $1', [
-    apiKeyId,
-    ip,
-  ]);
-}

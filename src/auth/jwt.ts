@@ -28,6 +28,9 @@ const ALGORITHM = 'ES256';
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
+
 /** Signs and verifies the tokens this service issues (ES256 only, with a kid). */
 export class TokenSigner {
   constructor(
@@ -59,13 +62,14 @@ export class TokenSigner {
    * the expected kind. Every failure is the same 401 to the caller.
    */
   async verify(token: string, kind: TokenKind): Promise<IssuedClaims> {
-    const refused = new UnauthorizedError(`Invalid or expired ${kind === 'Refresh' ? 'refresh' : 'access'} token`);
+    // Built only on failure: capturing a stack on every valid token shows up in profiles.
+    const refused = () => new UnauthorizedError(`Invalid or expired ${kind === 'Refresh' ? 'refresh' : 'access'} token`);
     const decoded = jwt.decode(token, { complete: true });
     if (!decoded || typeof decoded.payload === 'string' || decoded.header.alg !== ALGORITHM || !decoded.header.kid) {
-      throw refused;
+      throw refused();
     }
     const key = await this.keys.publicKey(decoded.header.kid);
-    if (!key) throw refused;
+    if (!key) throw refused();
     let claims: jwt.JwtPayload;
     try {
       claims = jwt.verify(token, key, {
@@ -75,16 +79,11 @@ export class TokenSigner {
         clockTolerance: this.settings.clockTolerance,
       }) as jwt.JwtPayload;
     } catch {
-      throw refused;
+      throw refused();
     }
-    if (
-      claims.typ !== kind ||
-      typeof claims.exp !== 'number' ||
-      typeof claims.sub !== 'string' ||
-      typeof claims.sid !== 'string' ||
-      typeof claims.jti !== 'string'
-    ) {
-      throw refused;
+    // We issue sub, sid and jti as UUIDs; anything else is not ours, and must not reach a uuid column.
+    if (claims.typ !== kind || typeof claims.exp !== 'number' || ![claims.sub, claims.sid, claims.jti].every(isUuid)) {
+      throw refused();
     }
     return claims as IssuedClaims;
   }

@@ -2,10 +2,13 @@ import { createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { UnauthorizedError } from '../errors';
 import { nowSeconds } from './jwt';
+import { APPNAME_PATTERN } from '../api-keys/api-keys.schemas';
 
 export const REQUEST_TOKEN_ALGORITHMS: jwt.Algorithm[] = ['HS256', 'HS384', 'HS512'];
 export const MAX_REQUEST_TOKEN_LIFETIME = 300;
 const MAX_JTI_LENGTH = 256;
+// No control characters: the jti is stored, and PostgreSQL text refuses NUL.
+const PRINTABLE = /^[^\p{Cc}]+$/u;
 
 export interface RequestTokenClaims {
   appname: string;
@@ -24,7 +27,8 @@ export function claimedAppname(token: string): string {
     throw refuse('Request token must be signed with HS256, HS384 or HS512');
   }
   const iss = decoded.payload.iss;
-  if (typeof iss !== 'string' || iss === '') throw refuse('Request token must carry the appname as iss');
+  // Unverified input about to reach a query: only a possible appname goes further.
+  if (typeof iss !== 'string' || !APPNAME_PATTERN.test(iss)) throw refuse('Request token must carry the appname as iss');
   return iss;
 }
 
@@ -49,8 +53,8 @@ export function verifyRequestToken(
     throw refuse('Invalid request token');
   }
   const { iss, sub, aud, jti, iat, exp } = claims;
-  if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
-    throw refuse(`Request token must carry a jti of 1 to ${MAX_JTI_LENGTH} characters`);
+  if (typeof jti !== 'string' || jti.length > MAX_JTI_LENGTH || !PRINTABLE.test(jti)) {
+    throw refuse(`Request token must carry a jti of 1 to ${MAX_JTI_LENGTH} printable characters`);
   }
   if (typeof iat !== 'number' || typeof exp !== 'number') throw refuse('Request token must carry iat and exp');
   if (sub !== undefined && sub !== iss) throw refuse('Request token sub must equal iss');

@@ -2,18 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
 import { UnauthorizedError } from '../errors';
 import type { ApiKeysService } from '../api-keys/api-keys.service';
-import { recordApiKeyLogin } from '../api-keys/api-keys.repository';
 import type { UsersService } from '../users/users.service';
 import {
-  findLivePrincipal,
   insertSession,
+  openApiKeySession,
   revokeSessionOnReuse,
   rotateRefreshToken,
   type SessionTimes,
 } from '../sessions/sessions.repository';
 import { nowSeconds, type TokenSigner } from './jwt';
 import { claimedAppname, verifyRequestToken } from './request-token';
-import { recordRequestTokenJti } from './request-token-replay.repository';
 import { scopeFor, type PrincipalType, type Role } from './roles';
 
 /** Exactly the spec's token response object. */
@@ -64,16 +62,17 @@ export class TokenService {
     const now = nowSeconds();
     const sessionId = randomUUID();
     const refreshJti = randomUUID();
-    const times = await this.db.withTransaction(async (tx) => {
-      const fresh = await recordRequestTokenJti(tx, {
-        apiKeyId: key.id,
-        jti: claims.jti,
-        expiresAt: claims.exp + this.settings.clockTolerance,
-      });
-      if (!fresh) throw new UnauthorizedError('Request token has already been used');
-      await recordApiKeyLogin(tx, key.id, clientIp);
-      return insertSession(tx, { now, id: sessionId, apiKeyId: key.id, ...this.sessionLifetimes(refreshJti) });
+    const times = await openApiKeySession(this.db, {
+      now,
+      id: sessionId,
+      apiKeyId: key.id,
+      ...this.sessionLifetimes(refreshJti),
+      jti: claims.jti,
+      // Replays are refused for as long as the token could still be accepted.
+      jtiExpiresAt: claims.exp + this.settings.clockTolerance,
+      clientIp,
     });
+    if (!times) throw new UnauthorizedError('Request token has already been used');
     return this.issue({ type: 'api_key', id: key.id, name: key.appname, role: key.role }, sessionId, refreshJti, times, now);
   }
 
@@ -94,19 +93,13 @@ export class TokenService {
     const claims = await this.signer.verify(refreshToken, 'Refresh');
     const now = nowSeconds();
     const newJti = randomUUID();
-    const rotated = await this.db.withTransaction(async (tx) => {
-      const times = await rotateRefreshToken(tx, {
-        now,
-        sessionId: claims.sid,
-        presentedJti: claims.jti,
-        newJti,
-        refreshTtlSeconds: this.settings.refreshTokenTtl,
-      });
-      if (!times) return undefined;
-      const principal = await findLivePrincipal(tx, claims.sid);
-      // A disabled user or deleted key: roll the rotation back and refuse.
-      if (!principal || principal.principal_id !== claims.sub) throw new UnauthorizedError('Invalid or expired refresh token');
-      return { times, principal };
+    const rotated = await rotateRefreshToken(this.db, {
+      now,
+      sessionId: claims.sid,
+      principalId: claims.sub,
+      presentedJti: claims.jti,
+      newJti,
+      refreshTtlSeconds: this.settings.refreshTokenTtl,
     });
     if (!rotated) {
       if (await revokeSessionOnReuse(this.db, claims.sid, claims.jti)) {

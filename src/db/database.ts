@@ -25,12 +25,13 @@ export class Database implements Queryable {
     /** Runs after the pool has closed (stops an embedded server). */
     private readonly afterClose?: () => Promise<void>,
   ) {
-    const settings = [`-c statement_timeout=${options.statementTimeoutMs ?? 10_000}`];
-    // Keep any `?options=...` of the URL (e.g. a search_path): our own setting would replace it.
-    const fromUrl = new URL(options.url).searchParams.get('options');
-    if (fromUrl) settings.unshift(fromUrl);
-    if (options.schema) settings.push(`-c search_path=${options.schema}`);
     const statementTimeoutMs = options.statementTimeoutMs ?? 10_000;
+    const settings: Record<string, string> = {
+      statement_timeout: String(statementTimeoutMs),
+      // `?options=-c name=value` of the URL (e.g. a search_path), then our own schema.
+      ...settingsFromUrl(options.url),
+      ...(options.schema ? { search_path: options.schema } : {}),
+    };
     this.pool = new Pool({
       connectionString: options.url,
       max: options.poolSize ?? 10,
@@ -40,7 +41,14 @@ export class Database implements Queryable {
       query_timeout: statementTimeoutMs + 2_000,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
-      options: settings.join(' '),
+    });
+    // Set per connection with set_config rather than as startup options, which PGlite ignores.
+    // A client runs its queries in order, so this precedes anything the pool hands it out for.
+    const names = Object.keys(settings);
+    const apply = `SELECT ${names.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`;
+    const values = names.flatMap((name) => [name, settings[name]]);
+    this.pool.on('connect', (client) => {
+      client.query(apply, values).catch((err: Error) => logger.error({ cause: err.message }, 'applying connection settings failed'));
     });
     // An idle client losing its server connection must not crash the process.
     this.pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'idle database connection failed'));
@@ -95,3 +103,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 export const UNIQUE_VIOLATION = '23505';
+
+/** `-c name=value` (or `--name=value`) pairs from a connection URL's `options` parameter. */
+function settingsFromUrl(url: string): Record<string, string> {
+  const options = new URL(url).searchParams.get('options') ?? '';
+  return Object.fromEntries([...options.matchAll(/(?:-c\s*|--)([\w.]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+}

@@ -41,20 +41,56 @@ export async function insertSession(q: Queryable, s: NewSession): Promise<Sessio
 }
 
 /**
- * Swaps the presented refresh token for a new one in one conditional UPDATE: of concurrent calls
- * with the same token, the row lock lets exactly one match `refresh_jti = presented`.
+ * Swaps the presented refresh token for a new one, only while session and principal are live, in
+ * one conditional UPDATE: of concurrent calls with the same token, the row lock and the re-check of
+ * `refresh_jti = presented` let exactly one through. Returns the principal and the new times.
  */
 export async function rotateRefreshToken(
   q: Queryable,
-  r: { now: number; sessionId: string; presentedJti: string; newJti: string; refreshTtlSeconds: number },
+  r: { now: number; sessionId: string; principalId: string; presentedJti: string; newJti: string; refreshTtlSeconds: number },
+): Promise<{ principal: LivePrincipalRow; times: SessionTimes } | undefined> {
+  const { rows } = await q.query<LivePrincipalRow & SessionTimes>(
+    `WITH live AS (${LIVE_PRINCIPAL})
+     UPDATE sessions
+        SET refresh_jti = $3,
+            refresh_expires_at = LEAST(to_timestamp($5 + $4::int), sessions.expires_at)
+       FROM live
+      WHERE sessions.id = live.session_id AND sessions.refresh_jti = $2 AND live.principal_id = $6
+      RETURNING live.*, ${EPOCH('sessions.refresh_expires_at')} AS refresh_expires_at,
+                ${EPOCH('sessions.created_at')} AS created_at`,
+    [r.sessionId, r.presentedJti, r.newJti, r.refreshTtlSeconds, r.now, r.principalId],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { refresh_expires_at, created_at, ...principal } = row;
+  return { principal, times: normalise({ refresh_expires_at, created_at }) };
+}
+
+/**
+ * The whole login of an API key in one statement (one round trip, atomic): record the request
+ * token's jti (the primary key refuses a replay), stamp last_login/last_ip, open the session.
+ * No row back means the jti was already used.
+ */
+export async function openApiKeySession(
+  q: Queryable,
+  s: NewSession & { apiKeyId: string; jti: string; jtiExpiresAt: number; clientIp: string | null },
 ): Promise<SessionTimes | undefined> {
   const { rows } = await q.query<SessionTimes>(
-    `UPDATE sessions
-        SET refresh_jti = $3,
-            refresh_expires_at = LEAST(to_timestamp($5 + $4::int), expires_at)
-      WHERE id = $1 AND refresh_jti = $2 AND revoked_at IS NULL AND expires_at > now()
-      RETURNING ${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('created_at')} AS created_at`,
-    [r.sessionId, r.presentedJti, r.newJti, r.refreshTtlSeconds, r.now],
+    `WITH fresh AS (
+       INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
+       VALUES ($2, $7, to_timestamp($8))
+       ON CONFLICT DO NOTHING
+       RETURNING api_key_id
+     ), login AS (
+       UPDATE api_keys SET last_login = $6::bigint, last_ip = $9
+        WHERE id = (SELECT api_key_id FROM fresh)
+       RETURNING id
+     )
+     INSERT INTO sessions (id, api_key_id, refresh_jti, created_at, expires_at, refresh_expires_at)
+     SELECT $1, id, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
+       FROM login
+     RETURNING ${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('created_at')} AS created_at`,
+    [s.id, s.apiKeyId, s.refreshJti, s.refreshTtlSeconds, s.maxTtlSeconds, s.now, s.jti, s.jtiExpiresAt, s.clientIp],
   );
   return rows[0] && normalise(rows[0]);
 }
@@ -80,23 +116,23 @@ export async function revokeSessionsOfApiKey(q: Queryable, apiKeyId: string, rea
 }
 
 /**
- * The principal behind a session, only if all of it is still live: session not revoked or past
- * its end, user not disabled or deleted, key not deleted.
+ * Session $1 with its principal, only if all of it is still live: session not revoked or past its
+ * end, user not disabled or deleted, key not deleted. Shared by the bearer check and refresh.
  */
+const LIVE_PRINCIPAL = `
+  SELECT s.id AS session_id,
+         CASE WHEN s.user_id IS NOT NULL THEN 'user' ELSE 'api_key' END AS type,
+         COALESCE(u.id, k.id) AS principal_id,
+         COALESCE(u.username, k.appname) AS name,
+         COALESCE(u.role, k.role) AS role
+    FROM sessions s
+    LEFT JOIN users u ON u.id = s.user_id AND NOT u.disabled
+    LEFT JOIN api_keys k ON k.id = s.api_key_id
+   WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
+     AND (u.id IS NOT NULL OR k.id IS NOT NULL)`;
+
 export async function findLivePrincipal(q: Queryable, sessionId: string): Promise<LivePrincipalRow | undefined> {
-  const { rows } = await q.query<LivePrincipalRow>(
-    `SELECT s.id AS session_id,
-            CASE WHEN s.user_id IS NOT NULL THEN 'user' ELSE 'api_key' END AS type,
-            COALESCE(u.id, k.id) AS principal_id,
-            COALESCE(u.username, k.appname) AS name,
-            COALESCE(u.role, k.role) AS role
-       FROM sessions s
-       LEFT JOIN users u ON u.id = s.user_id AND NOT u.disabled
-       LEFT JOIN api_keys k ON k.id = s.api_key_id
-      WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
-        AND (u.id IS NOT NULL OR k.id IS NOT NULL)`,
-    [sessionId],
-  );
+  const { rows } = await q.query<LivePrincipalRow>(LIVE_PRINCIPAL, [sessionId]);
   return rows[0];
 }
 
