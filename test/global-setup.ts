@@ -6,7 +6,12 @@ import { chooseTestDatabase } from './test-database';
  */
 export default async function globalSetup(): Promise<void> {
   const database = await chooseTestDatabase(process.env);
-  process.env.TEST_DATABASE_URL = database.url;
+  if (database.broker) {
+    delete process.env.TEST_DATABASE_URL;
+    process.env.TEST_DATABASE_BROKER = database.broker;
+  } else {
+    process.env.TEST_DATABASE_URL = database.url;
+  }
   (globalThis as { __testDatabase__?: typeof database }).__testDatabase__ = database;
   console.log(`\n[test setup] database: ${database.description}`);
 }

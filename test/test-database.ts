@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { startPgliteBroker } from './pglite-broker';
 
 export interface TestDatabase {
+  /** A PostgreSQL server on which each test app gets a schema; empty when a broker serves. */
   url: string;
+  /** A PGlite broker handing out one instance per test app (see pglite-broker.ts). */
+  broker?: string;
   /** One line for the test log: which database was chosen and why. */
   description: string;
   stop: () => Promise<void>;
@@ -32,21 +33,12 @@ async function startContainer(): Promise<TestDatabase> {
 }
 
 async function startPglite(): Promise<TestDatabase> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const dir = await mkdtemp(path.join(tmpdir(), 'apikeys-test-pglite-'));
-  const db = await PGlite.create(dir);
-  // Every test file opens its own pool; the socket server refuses connections past this bound.
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 100 });
-  await server.start();
+  const broker = await startPgliteBroker();
   return {
-    url: `postgres://postgres@${server.getServerConn()}/postgres`,
-    description: 'embedded PGlite (TEST_DATABASE_URL unset, no Docker engine)',
-    stop: async () => {
-      await server.stop();
-      await db.close();
-      await rm(dir, { recursive: true, force: true });
-    },
+    url: '',
+    broker: broker.url,
+    description: 'embedded PGlite, an instance per test app (TEST_DATABASE_URL unset, no Docker engine)',
+    stop: broker.stop,
   };
 }
 

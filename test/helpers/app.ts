@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
-import { Client } from 'pg';
 import request from 'supertest';
 import { buildApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
@@ -11,6 +10,7 @@ import { migrate } from '../../src/db/migrate';
 import { createLogger, type Logger } from '../../src/logger';
 import { createServices, type Services } from '../../src/services';
 import { checkedAgainstOpenApi } from './openapi-contract';
+import { createTestDatabase } from './database';
 
 export interface TestApp {
   /** supertest bound to the listening server: `t.http().get('/healthz')`; every response is checked against the OpenAPI document. */
@@ -23,7 +23,7 @@ export interface TestApp {
   logger: Logger;
   /** Every log line written so far, as raw JSON text. */
   logs: () => string;
-  /** Drops this file's schema and closes everything. */
+  /** Drops this app's database (schema or PGlite instance) and closes everything. */
   close: () => Promise<void>;
 }
 
@@ -32,23 +32,13 @@ export type EnvOverrides = Record<string, string | undefined>;
 
 const TEST_ISSUER = 'http://issuer.test';
 
-function databaseUrl(): string {
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url) throw new Error('TEST_DATABASE_URL is not set; the Jest global setup should have chosen one');
-  return url;
-}
-
 /**
- * The real service on a fresh, migrated schema of its own, listening on a random loopback port.
- * Call in beforeAll, and `close()` in afterAll.
+ * The real service on a fresh, migrated database of its own (a schema, or a PGlite instance),
+ * listening on a random loopback port. Call in beforeAll, and `close()` in afterAll.
  */
 export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestApp> {
-  const url = databaseUrl();
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
+  const database = await createTestDatabase();
+  const url = database.url;
 
   const masterKey = randomBytes(32);
   const config = loadConfig({
@@ -72,7 +62,7 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const db = new Database({ url, schema, poolSize: 8 }, logger);
+  const db = new Database({ url, poolSize: 8 }, logger);
   await migrate(db, logger);
   const services = createServices(config, db, config.masterKey ?? masterKey);
   await services.signingKeys.initialise();
@@ -96,10 +86,7 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await db.close();
-      const cleanup = new Client({ connectionString: url });
-      await cleanup.connect();
-      await cleanup.query(`DROP SCHEMA ${schema} CASCADE`);
-      await cleanup.end();
+      await database.drop();
     },
   };
 }

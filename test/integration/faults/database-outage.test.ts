@@ -1,5 +1,7 @@
 import { createDecipheriv, createHash } from 'node:crypto';
-import { Client } from 'pg';
+import { Database } from '../../../src/db/database';
+import { createLogger } from '../../../src/logger';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database';
 import { startServerProcess, type ServerProcess } from '../process/server-process';
 import { TcpProxy } from './tcp-proxy';
 
@@ -38,11 +40,15 @@ describe('database outages', () => {
   let proxy: TcpProxy;
   let server: ServerProcess;
   let adminToken: string;
+  let database: TestDatabase;
 
   beforeAll(async () => {
-    const target = new URL(process.env.TEST_DATABASE_URL!);
+    database = await createTestDatabase();
+    const target = new URL(database.url);
     proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    const port = await proxy.start();
+    const proxied = new URL(database.url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(await proxy.start());
     server = await startServerProcess(
       {
         DATABASE_CONNECT_TIMEOUT: '1',
@@ -50,7 +56,7 @@ describe('database outages', () => {
         BOOTSTRAP_ADMIN_USERNAME: admin.username,
         BOOTSTRAP_ADMIN_PASSWORD: admin.password,
       },
-      { databasePort: port },
+      { database: { url: proxied.toString(), drop: async () => undefined } },
     );
     adminToken = (await login(server)).body.access_token;
   }, 60_000);
@@ -58,6 +64,7 @@ describe('database outages', () => {
     proxy.setMode('forward');
     await server.cleanup();
     await proxy.stop();
+    await database.drop();
   });
   afterEach(() => proxy.setMode('forward'));
 
@@ -116,12 +123,10 @@ describe('database outages', () => {
 
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     // Each stored appkey must still match its digest: digest and ciphertext were written together.
-    const db = new Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await db.connect();
+    const db = new Database({ url: database.url, poolSize: 1 }, createLogger('silent'));
     try {
       const masterKey = Buffer.from(server.database.MASTER_KEY!, 'base64');
-      const schema = new URL(server.database.DATABASE_URL!).searchParams.get('options')!.split('=')[1]!;
-      const { rows } = await db.query(`SELECT appname, key_digest, key_ciphertext FROM ${schema}.api_keys WHERE appname = ANY($1)`, [names]);
+      const { rows } = await db.query('SELECT appname, key_digest, key_ciphertext FROM api_keys WHERE appname = ANY($1)', [names]);
       expect(rows).toHaveLength(3);
       for (const row of rows) {
         const sealed: Buffer = row.key_ciphertext;
@@ -132,7 +137,7 @@ describe('database outages', () => {
         expect(createHash('sha256').update(appkey).digest().equals(row.key_digest)).toBe(true);
       }
     } finally {
-      await db.end();
+      await db.close();
     }
   }, 40_000);
 });

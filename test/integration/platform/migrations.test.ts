@@ -1,41 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
 import { Database } from '../../../src/db/database';
 import { migrate, MIGRATIONS_DIR } from '../../../src/db/migrate';
 import { createLogger } from '../../../src/logger';
 import { tablesOfCurrentSchema } from './db-dump';
+import { createTestDatabase } from '../../helpers/database';
 import { readdirSync } from 'node:fs';
 
 const logger = createLogger('silent');
-const url = () => {
-  const value = process.env.TEST_DATABASE_URL;
-  if (!value) throw new Error('TEST_DATABASE_URL is not set');
-  return value;
-};
 const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   .filter((f) => /^\d{4}_.+\.sql$/.test(f))
   .sort();
-
-/** A fresh, empty schema and a way to drop it again. */
-async function freshSchema(): Promise<{ schema: string; drop: () => Promise<void> }> {
-  const schema = `m_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: url() });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  return {
-    schema,
-    async drop() {
-      const c = new Client({ connectionString: url() });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
-    },
-  };
-}
 
 describe('migrations', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -44,8 +20,8 @@ describe('migrations', () => {
   });
 
   async function openFresh(count = 1): Promise<Database[]> {
-    const { schema, drop } = await freshSchema();
-    const dbs = Array.from({ length: count }, () => new Database({ url: url(), schema, poolSize: 2 }, logger));
+    const { url, drop } = await createTestDatabase();
+    const dbs = Array.from({ length: count }, () => new Database({ url, poolSize: 2 }, logger));
     cleanups.push(async () => {
       for (const db of dbs) await db.close();
       await drop();

@@ -46,9 +46,9 @@ function login(baseUrl: string, sentBeforeSignal: boolean): Promise<Outcome> {
 describe('graceful shutdown of a real server process', () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    // bcrypt at cost 10 keeps each login busy for tens of milliseconds, so many are in flight at SIGTERM.
+    // bcrypt at cost 12 (~0.25 s a login, four at a time) keeps the burst in flight for over a second.
     server = await startServerProcess({
-      BCRYPT_COST: '10',
+      BCRYPT_COST: '12',
       BOOTSTRAP_ADMIN_USERNAME: 'ops',
       BOOTSTRAP_ADMIN_PASSWORD: 'graceful-shutdown-pw',
       SHUTDOWN_TIMEOUT: '10',
@@ -58,7 +58,8 @@ describe('graceful shutdown of a real server process', () => {
 
   it('when SIGTERM arrives during a burst, then every accepted request gets a complete response and the process exits 0', async () => {
     const inFlight = Array.from({ length: 24 }, () => login(server.baseUrl, true));
-    await new Promise((r) => setTimeout(r, 150));
+    // Long enough for the server to have accepted every connection, far shorter than the burst.
+    await new Promise((r) => setTimeout(r, 600));
 
     const signalledAt = Date.now();
     server.child.kill('SIGTERM');

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { Client } from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database';
 
 export interface ServerProcess {
   baseUrl: string;
@@ -12,7 +12,7 @@ export interface ServerProcess {
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
   output: () => string;
-  /** Kills the process if still running and drops its schema. */
+  /** Kills the process if still running and drops the database it created. */
   cleanup: () => Promise<void>;
 }
 
@@ -34,31 +34,19 @@ async function freePort(): Promise<number> {
  */
 export async function startServerProcess(
   env: Record<string, string> = {},
-  /** Run with no DATABASE_URL and no MASTER_KEY: the embedded PGlite and generated key in this folder. */
   options: {
+    /** Run with no DATABASE_URL and no MASTER_KEY: the embedded PGlite and generated key in this folder. */
     embeddedDataDir?: string;
+    /** Share the database and MASTER_KEY of a running instance. */
     joinDatabaseOf?: ServerProcess;
-    /** Connect the service through this local port (a TcpProxy) instead of straight to the database. */
-    databasePort?: number;
+    /** Connect through this database (e.g. behind a TcpProxy); the caller creates and drops it. */
+    database?: TestDatabase;
   } = {},
 ): Promise<ServerProcess> {
-  const url = process.env.TEST_DATABASE_URL!;
-  const ownsSchema = !options.embeddedDataDir && !options.joinDatabaseOf;
-  const schema = ownsSchema ? `p_${randomBytes(6).toString('hex')}` : undefined;
-  const database: Record<string, string> = options.joinDatabaseOf?.database ?? { DATA_DIR: options.embeddedDataDir ?? '' };
-  if (schema) {
-    const admin = new Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.end();
-    const databaseUrl = new URL(url);
-    databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
-    if (options.databasePort) {
-      databaseUrl.hostname = '127.0.0.1';
-      databaseUrl.port = String(options.databasePort);
-    }
-    Object.assign(database, { DATABASE_URL: databaseUrl.toString(), MASTER_KEY: randomBytes(32).toString('base64') });
-  }
+  const owned = !options.embeddedDataDir && !options.joinDatabaseOf && !options.database ? await createTestDatabase() : undefined;
+  const given = owned ?? options.database;
+  const database: Record<string, string> = options.joinDatabaseOf?.database ??
+    (given ? { DATABASE_URL: given.url, MASTER_KEY: randomBytes(32).toString('base64') } : { DATA_DIR: options.embeddedDataDir ?? '' });
 
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -103,11 +91,7 @@ export async function startServerProcess(
         child.kill('SIGKILL');
         await exited;
       }
-      if (!schema) return;
-      const c = new Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
+      await owned?.drop();
     },
   };
 }

@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createUser, tokenForRole } from '../../helpers/factories';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Windows are 5 s: long enough that a slow machine cannot roll one over mid-test, short enough to wait out.
 
 function expectTooManyRequests(res: Response): void {
   expect(res.status).toBe(429);
@@ -13,7 +14,7 @@ function expectTooManyRequests(res: Response): void {
 describe('token routes: per client address', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_TOKEN_REQUESTS: '4', RATE_LIMIT_TOKEN_WINDOW: '2' });
+    t = await startTestApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_TOKEN_REQUESTS: '4', RATE_LIMIT_TOKEN_WINDOW: '5' });
   });
   afterAll(() => t.close());
 
@@ -28,11 +29,11 @@ describe('token routes: per client address', () => {
 
     expect(first.status).toBe(401);
     expect(first.headers['ratelimit']).toMatch(/^"token-routes"; r=3; t=\d+$/);
-    expect(first.headers['ratelimit-policy']).toMatch(/^"token-routes"; q=4; w=2; pk=:[^:]+:$/);
+    expect(first.headers['ratelimit-policy']).toMatch(/^"token-routes"; q=4; w=5; pk=:[^:]+:$/);
     expect(fourth.status).toBe(401);
     expectTooManyRequests(fifth);
 
-    await sleep(2_100);
+    await sleep(5_100);
     expect((await t.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: 'x' })).status).toBe(401);
   });
 });
@@ -43,7 +44,7 @@ describe('failed password logins: per username and per client address', () => {
     t = await startTestApp({
       RATE_LIMIT_ENABLED: 'true',
       RATE_LIMIT_PASSWORD_FAILURES: '3',
-      RATE_LIMIT_PASSWORD_WINDOW: '2',
+      RATE_LIMIT_PASSWORD_WINDOW: '5',
       // Lets each request claim its own client address through X-Forwarded-For.
       TRUST_PROXY: 'loopback',
     });
@@ -60,7 +61,7 @@ describe('failed password logins: per username and per client address', () => {
     expectTooManyRequests(await login('10.0.0.4', user.username, user.password));
     expect((await login('10.0.0.4', (await createUser(t)).username, 'wrong-password')).status).toBe(401);
 
-    await sleep(2_100);
+    await sleep(5_100);
     expect((await login('10.0.0.5', user.username, user.password)).status).toBe(200);
   });
 
@@ -84,7 +85,7 @@ describe('failed password logins: per username and per client address', () => {
 describe('key operations: per principal', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_KEY_REQUESTS: '3', RATE_LIMIT_KEY_WINDOW: '2' });
+    t = await startTestApp({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_KEY_REQUESTS: '3', RATE_LIMIT_KEY_WINDOW: '5' });
   });
   afterAll(() => t.close());
 
@@ -98,7 +99,7 @@ describe('key operations: per principal', () => {
     expectTooManyRequests(refused);
     expect(refused.headers['ratelimit']).toMatch(/^"key-operations"; r=0; t=\d+$/);
     expect(served.status).toBe(200);
-    await sleep(2_100);
+    await sleep(5_100);
     expect((await t.http().get('/api/v1/api-keys').set(bearer(busy))).status).toBe(200);
   });
 

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+export interface TestDatabase {
+  /** Connect here: a fresh PGlite instance, or the test server with `?options=-c search_path=<schema>`. */
+  url: string;
+  drop: () => Promise<void>;
+}
+
+/**
+ * A database of its own for one test app. On a PostgreSQL server, a fresh schema (connections
+ * select it through the URL's options). On PGlite, whose connections all share one session, a
+ * fresh PGlite instance from the broker the global setup runs.
+ */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const broker = process.env.TEST_DATABASE_BROKER;
+  if (broker) {
+    const res = await fetch(`${broker}/databases`, { method: 'POST' });
+    if (!res.ok) throw new Error(`PGlite broker: ${res.status} ${await res.text()}`);
+    const { id, url } = (await res.json()) as { id: string; url: string };
+    return {
+      url,
+      drop: async () => {
+        await fetch(`${broker}/databases/${id}`, { method: 'DELETE' });
+      },
+    };
+  }
+  const server = process.env.TEST_DATABASE_URL;
+  if (!server) throw new Error('Neither TEST_DATABASE_BROKER nor TEST_DATABASE_URL is set; the Jest global setup chooses one');
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  await runOnServer(server, `CREATE SCHEMA ${schema}`);
+  const url = new URL(server);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), drop: () => runOnServer(server, `DROP SCHEMA ${schema} CASCADE`) };
+}
+
+async function runOnServer(url: string, sql: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
