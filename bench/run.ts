@@ -1,0 +1,294 @@
+/**
+ * npm run bench [-- --quick] : the service against a floor per hot path, in one run.
+ *
+ * Builds the service (dist/) and the floor apps (dist/bench-floor/), seeds three throwaway databases
+ * (1,000 keys; 100 keys; 100,000 keys), then for each scenario starts the service and its floor side
+ * by side and loads them in turn with autocannon, interleaved over rounds (the order alternates per
+ * round). Each round yields a ratio ours/floor; the round with the median ratio is reported.
+ * Results: a markdown table on stdout and bench/results/latest.json.
+ *
+ * Flags: --quick (1 round, 1 s warm-up + 2 s per side, targets reported, not enforced),
+ *        --duration S, --warmup S, --rounds N, --connections N, --only id,id, --bcrypt-cost N,
+ *        --no-build, --cpu-prof (service runs with node --cpu-prof into bench/results/profiles/).
+ */
+import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import ts from 'typescript';
+import { createDatabase, createFloorSessionsTable, dropDatabase, fillApiKeys, query } from './harness/database';
+import { measureSide, type Measurement } from './harness/load';
+import { ROOT, killChildren } from './harness/processes';
+import { createKey, mapLimit, passwordGrant, startService, type ServiceSettings } from './harness/service';
+import { scenarios, type BenchContext, type Dataset, type Scenario } from './scenarios';
+
+const RSS_TARGET = 1.2;
+
+interface Options {
+  quick: boolean;
+  duration: number;
+  warmup: number;
+  rounds: number;
+  connections: number;
+  only: string[] | undefined;
+  bcryptCost: number;
+  build: boolean;
+  cpuProf: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const quick = argv.includes('--quick');
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const num = (flag: string, fallback: number) => {
+    const v = value(flag);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`${flag} needs a number, got ${v}`);
+    return n;
+  };
+  const only = value('--only')?.split(',');
+  const unknown = only?.filter((id) => !scenarios.some((s) => s.id === id));
+  if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.id).join(', ')}`);
+  return {
+    quick,
+    duration: num('--duration', quick ? 2 : 10),
+    warmup: num('--warmup', quick ? 1 : 2),
+    rounds: Math.max(1, Math.round(num('--rounds', quick ? 1 : 3))),
+    connections: Math.max(1, Math.round(num('--connections', 32))),
+    only,
+    bcryptCost: num('--bcrypt-cost', 10),
+    build: !argv.includes('--no-build'),
+    cpuProf: argv.includes('--cpu-prof'),
+  };
+}
+
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+/** The service with its own build; the floors transpiled file by file next to it (dist/ is git-ignored). */
+function build(): void {
+  log('building the service (tsc -p tsconfig.build.json)');
+  const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (tsc.status !== 0) throw new Error('service build failed');
+  const out = path.join(ROOT, 'dist', 'bench-floor');
+  mkdirSync(out, { recursive: true });
+  const floorDir = path.join(__dirname, 'floor');
+  for (const file of readdirSync(floorDir).filter((f) => f.endsWith('.ts'))) {
+    const { outputText } = ts.transpileModule(readFileSync(path.join(floorDir, file), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+      fileName: file,
+    });
+    writeFileSync(path.join(out, file.replace(/\.ts$/, '.js')), outputText);
+  }
+}
+
+/** A fresh database migrated by the service itself, with `exercised` keys made through the API and filler up to `total`. */
+async function seed(db: string, total: number, exercised: number, service: ServiceSettings): Promise<Dataset> {
+  await createDatabase(db);
+  const server = await startService(`seed-${db}`, db, service);
+  let keys: Dataset['keys'];
+  try {
+    const admin = (await passwordGrant(server.baseUrl)).access_token;
+    const names = Array.from({ length: exercised }, (_, i) => `bench-${String(i).padStart(3, '0')}`);
+    keys = await mapLimit(names, 4, async (appname) => ({ appname, appkey: await createKey(server.baseUrl, admin, appname) }));
+  } finally {
+    await server.stop();
+  }
+  await fillApiKeys(db, total);
+  const appnames = await query(db, async (c) => {
+    const { rows } = await c.query<{ appname: string }>('SELECT appname FROM api_keys ORDER BY random() LIMIT 1000');
+    return rows.map((r) => r.appname);
+  });
+  log(`seeded ${db}: ${total} keys`);
+  return { db, totalKeys: total, keys, appnames };
+}
+
+interface Round {
+  ours: Measurement;
+  floor: Measurement;
+  ratio: number;
+}
+
+interface ScenarioResult {
+  id: string;
+  title: string;
+  ours: string;
+  floor: string;
+  oursLabel: string;
+  floorLabel: string;
+  target: number;
+  rounds: Round[];
+  median: Round;
+  rssRatio: number;
+  throughputMet: boolean;
+  rssMet: boolean;
+}
+
+async function runScenario(s: Scenario, ctx: BenchContext, o: Options): Promise<ScenarioResult> {
+  log(`scenario ${s.id}: starting servers`);
+  const { ours, floor } = await s.setup(ctx);
+  const rounds: Round[] = [];
+  try {
+    for (let r = 0; r < o.rounds; r++) {
+      const order = r % 2 === 0 ? [ours, floor] : [floor, ours];
+      const m = new Map<string, Measurement>();
+      for (const side of order) {
+        const result = await measureSide(side.handle.baseUrl, side.handle.pid, side.plan, o.warmup, o.duration, o.connections);
+        m.set(side.label, result);
+        log(
+          `  ${s.id} round ${r + 1} ${side.label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
+            `non-2xx ${result.non2xx}, errors ${result.errors}, RSS ${result.peakRssMiB.toFixed(1)} MiB, ` +
+            `server CPU ${result.serverCpuPct.toFixed(0)} %, driver CPU ${result.driverCpuPct.toFixed(0)} %`,
+        );
+      }
+      const o1 = m.get(ours.label)!;
+      const f1 = m.get(floor.label)!;
+      rounds.push({ ours: o1, floor: f1, ratio: f1.rps > 0 ? o1.rps / f1.rps : 0 });
+    }
+  } finally {
+    await Promise.all([ours.handle.stop(), floor.handle.stop()]);
+  }
+  const sorted = [...rounds].sort((a, b) => a.ratio - b.ratio);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
+  const peakOurs = Math.max(...rounds.map((r) => r.ours.peakRssMiB));
+  const peakFloor = Math.max(...rounds.map((r) => r.floor.peakRssMiB));
+  const rssRatio = peakFloor > 0 ? peakOurs / peakFloor : 0;
+  return {
+    id: s.id,
+    title: s.title,
+    ours: s.ours,
+    floor: s.floor,
+    oursLabel: ours.label,
+    floorLabel: floor.label,
+    target: s.target,
+    rounds,
+    median,
+    rssRatio,
+    throughputMet: median.ratio >= s.target,
+    rssMet: rssRatio <= RSS_TARGET,
+  };
+}
+
+const f0 = (n: number) => n.toFixed(0);
+const f1 = (n: number) => n.toFixed(1);
+
+function table(results: ScenarioResult[], quick: boolean): string {
+  const lines = [
+    '| scenario | ours req/s | floor req/s | ratio (target) | ours p50 / p99 ms | floor p50 / p99 ms | non-2xx ours / floor | peak RSS MiB ours / floor (ratio) | result |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|---|',
+  ];
+  for (const r of results) {
+    const { ours, floor } = r.median;
+    const peakOurs = Math.max(...r.rounds.map((x) => x.ours.peakRssMiB));
+    const peakFloor = Math.max(...r.rounds.map((x) => x.floor.peakRssMiB));
+    const bad = (m: Measurement) => m.non2xx + m.errors + m.timeouts;
+    const verdict = r.throughputMet && r.rssMet ? 'met' : [!r.throughputMet && 'req/s missed', !r.rssMet && 'RSS missed'].filter(Boolean).join(', ');
+    lines.push(
+      `| ${r.title}${r.floorLabel === 'floor' ? '' : ` (${r.oursLabel} vs ${r.floorLabel})`} | ${f0(ours.rps)} | ${f0(floor.rps)} | ` +
+        `${r.median.ratio.toFixed(2)} (>= ${r.target}) | ${ours.p50} / ${ours.p99} | ${floor.p50} / ${floor.p99} | ` +
+        `${bad(ours)} / ${bad(floor)} | ${f1(peakOurs)} / ${f1(peakFloor)} (${r.rssRatio.toFixed(2)}) | ${quick ? `(quick) ${verdict}` : verdict} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function machine(db: string) {
+  const pg = await query(db, async (c) => (await c.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]!.v);
+  const cpus = os.cpus();
+  return {
+    cpu: `${cpus[0]?.model ?? 'unknown'} x ${cpus.length}`,
+    memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    postgres: pg,
+  };
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const selected = scenarios.filter((s) => !o.only || o.only.includes(s.id));
+  if (o.build) build();
+  const profileDir = path.join(__dirname, 'results', 'profiles');
+  if (o.cpuProf) mkdirSync(profileDir, { recursive: true });
+  const service: ServiceSettings = {
+    masterKey: randomBytes(32).toString('base64'),
+    bcryptCost: o.bcryptCost,
+    poolSize: 10,
+    nodeArgs: o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  };
+  const prefix = `bench_${process.pid}`;
+  const dbs = { main: `${prefix}_k1000`, small: `${prefix}_k100`, large: `${prefix}_k100000` };
+  const created: string[] = [];
+  const cleanup = async () => {
+    killChildren();
+    for (const db of created) await dropDatabase(db).catch((err: Error) => log(`could not drop ${db}: ${err.message}`));
+  };
+  process.once('SIGINT', () => {
+    log('interrupted; cleaning up');
+    void cleanup().finally(() => process.exit(130));
+  });
+
+  const results: ScenarioResult[] = [];
+  let info: Awaited<ReturnType<typeof machine>> | undefined;
+  try {
+    const needScale = selected.some((s) => s.id.startsWith('scale'));
+    // Seeding with the 'seed' dataset runs as the driver: the 100,000-key table only when a scale scenario runs.
+    const exercised = o.connections;
+    created.push(dbs.main);
+    const main = await seed(dbs.main, 1000, exercised, service);
+    await createFloorSessionsTable(dbs.main);
+    let small = main;
+    let large = main;
+    if (needScale) {
+      created.push(dbs.small, dbs.large);
+      small = await seed(dbs.small, 100, exercised, service);
+      large = await seed(dbs.large, 100_000, exercised, service);
+    }
+    info = await machine(dbs.main);
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const ctx: BenchContext = {
+      datasets: { main, small, large },
+      service,
+      floorPrivateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      connections: o.connections,
+    };
+    for (const s of selected) results.push(await runScenario(s, ctx, o));
+  } finally {
+    await cleanup();
+  }
+
+  const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+  const settings = `${o.rounds} round(s), ${o.warmup} s warm-up + ${o.duration} s per side, ${o.connections} connections, bcrypt cost ${o.bcryptCost}`;
+  const markdown = table(results, o.quick);
+  process.stdout.write(
+    `\n${markdown}\n\n` +
+      `Command: \`${command}\` (${settings}); ratios are ours/floor req/s (2xx only) of the median round.\n` +
+      `Machine: ${info?.cpu}, ${info?.memoryGiB} GiB, ${info?.os}, Node ${info?.node}, PostgreSQL ${info?.postgres}.\n`,
+  );
+  const outFile = path.join(__dirname, 'results', 'latest.json');
+  writeFileSync(
+    outFile,
+    `${JSON.stringify({ date: new Date().toISOString(), command, options: o, machine: info, rssTarget: RSS_TARGET, results, markdown }, null, 2)}\n`,
+  );
+  log(`wrote ${path.relative(ROOT, outFile)}`);
+
+  const broken = results.filter((r) => r.rounds.some((x) => x.ours.ok === 0 || x.floor.ok === 0 || x.ours.non2xx + x.ours.errors > 0 || x.floor.non2xx + x.floor.errors > 0));
+  if (broken.length) {
+    log(`non-2xx answers or no successful request in: ${broken.map((r) => r.id).join(', ')}`);
+    process.exitCode = 1;
+  }
+  const missed = results.filter((r) => !r.throughputMet || !r.rssMet);
+  if (missed.length && !o.quick) {
+    log(`targets missed: ${missed.map((r) => r.id).join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch(async (err: unknown) => {
+  killChildren();
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});
