@@ -1,5 +1,4 @@
-import type { Queryable } from '../db/database';
-import { UNIQUE_VIOLATION } from '../db/database';
+import { statement, UNIQUE_VIOLATION, type Queryable } from '../db/database';
 import { conflict } from '../errors';
 import type { Role } from '../auth/roles';
 
@@ -16,12 +15,23 @@ export interface ApiKeySecretRow extends ApiKeyRow {
   key_ciphertext: Buffer;
 }
 
-const COLUMNS = 'id, appname, description, role, last_login, last_ip';
+// last_login is a bigint, which pg returns as a string; as float8 (exact for Unix seconds) it is a number.
+const COLUMNS = 'id, appname, description, role, last_login::float8 AS last_login, last_ip';
 
-function normalise<T extends ApiKeyRow>(row: T): T {
-  // last_login is bigint, which pg hands back as a string.
-  return { ...row, last_login: row.last_login === null ? null : Number(row.last_login) };
-}
+const FIND_BY_APPNAME = statement('api-keys.find', `SELECT ${COLUMNS} FROM api_keys WHERE appname = $1`);
+const FIND_SECRET_BY_APPNAME = statement(
+  'api-keys.find-secret',
+  `SELECT ${COLUMNS}, key_ciphertext FROM api_keys WHERE appname = $1`,
+);
+// COALESCE rather than "$1 IS NULL OR": the condition stays an index range under a generic plan
+// (appnames are never empty, so '' sorts before all of them).
+const LIST = statement(
+  'api-keys.list',
+  `SELECT ${COLUMNS} FROM api_keys
+    WHERE appname > COALESCE($1::text, '')
+    ORDER BY appname
+    LIMIT $2`,
+);
 
 export async function insertApiKey(
   q: Queryable,
@@ -34,7 +44,7 @@ export async function insertApiKey(
        RETURNING ${COLUMNS}`,
       [key.appname, key.description, key.role, key.keyDigest, key.keyCiphertext],
     );
-    return normalise(rows[0]!);
+    return rows[0]!;
   } catch (err) {
     if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw conflict(`API key "${key.appname}" already exists`);
     throw err;
@@ -42,34 +52,26 @@ export async function insertApiKey(
 }
 
 export async function findApiKeyByAppname(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
-  const { rows } = await q.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE appname = $1`, [appname]);
-  return rows[0] && normalise(rows[0]);
+  const { rows } = await q.run<ApiKeyRow>(FIND_BY_APPNAME, [appname]);
+  return rows[0];
 }
 
 /** Same as findApiKeyByAppname, with the sealed appkey a request-token check needs. */
 export async function findApiKeySecretByAppname(q: Queryable, appname: string): Promise<ApiKeySecretRow | undefined> {
-  const { rows } = await q.query<ApiKeySecretRow>(`SELECT ${COLUMNS}, key_ciphertext FROM api_keys WHERE appname = $1`, [
-    appname,
-  ]);
-  return rows[0] && normalise(rows[0]);
+  const { rows } = await q.run<ApiKeySecretRow>(FIND_SECRET_BY_APPNAME, [appname]);
+  return rows[0];
 }
 
 /** Locks the row for the rest of the transaction, so a check-then-write cannot race. */
 export async function findApiKeyForUpdate(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
   const { rows } = await q.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE appname = $1 FOR UPDATE`, [appname]);
-  return rows[0] && normalise(rows[0]);
+  return rows[0];
 }
 
 /** Keys ordered by appname in byte order, strictly after `after` when given. */
 export async function listApiKeys(q: Queryable, page: { limit: number; after?: string }): Promise<ApiKeyRow[]> {
-  const { rows } = await q.query<ApiKeyRow>(
-    `SELECT ${COLUMNS} FROM api_keys
-      WHERE $1::text IS NULL OR appname > $1::text COLLATE "C"
-      ORDER BY appname COLLATE "C"
-      LIMIT $2`,
-    [page.after ?? null, page.limit],
-  );
-  return rows.map(normalise);
+  const { rows } = await q.run<ApiKeyRow>(LIST, [page.after ?? null, page.limit]);
+  return rows;
 }
 
 export async function updateApiKeyContent(
@@ -83,7 +85,7 @@ export async function updateApiKeyContent(
       RETURNING ${COLUMNS}`,
     [appname, content.description, content.role],
   );
-  return normalise(rows[0]!);
+  return rows[0]!;
 }
 
 export async function replaceApiKeySecret(
@@ -98,7 +100,7 @@ export async function replaceApiKeySecret(
       RETURNING ${COLUMNS}`,
     [appname, content.description, content.role, content.keyDigest, content.keyCiphertext],
   );
-  return normalise(rows[0]!);
+  return rows[0]!;
 }
 
 export async function deleteApiKey(q: Queryable, appname: string): Promise<void> {

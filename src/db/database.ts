@@ -1,16 +1,25 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 import type { Logger } from '../logger';
 
+type Result<R> = Promise<{ rows: R[]; rowCount: number | null }>;
+
+/** A hot-path statement with a name: PostgreSQL plans it once per connection, not on every call. */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
+export const statement = (name: string, text: string): Statement => ({ name, text });
+
 /** Anything that runs a parameterised statement: the pool, or a client inside a transaction. */
 export interface Queryable {
-  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Result<R>;
+  run<R extends QueryResultRow = QueryResultRow>(statement: Statement, values: unknown[]): Result<R>;
 }
 
 export interface DatabaseOptions {
   url: string;
   poolSize?: number;
-  /** Run every connection with this search_path (tests give each file its own schema). */
-  schema?: string;
   /** Upper bound for one statement, so a stuck query cannot hold a connection forever. */
   statementTimeoutMs?: number;
   connectionTimeoutMs?: number;
@@ -18,6 +27,7 @@ export interface DatabaseOptions {
 
 export class Database implements Queryable {
   private readonly pool: Pool;
+  private namedStatements = true;
 
   constructor(
     options: DatabaseOptions,
@@ -30,8 +40,10 @@ export class Database implements Queryable {
       statement_timeout: String(statementTimeoutMs),
       // `?options=-c name=value` of the URL (e.g. a search_path), then our own schema.
       ...settingsFromUrl(options.url),
-      ...(options.schema ? { search_path: options.schema } : {}),
     };
+    const names = Object.keys(settings);
+    const apply = `SELECT version() AS version, ${names.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`;
+    const values = names.flatMap((name) => [name, settings[name]]);
     this.pool = new Pool({
       connectionString: options.url,
       max: options.poolSize ?? 10,
@@ -41,14 +53,13 @@ export class Database implements Queryable {
       query_timeout: statementTimeoutMs + 2_000,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
-    });
-    // Set per connection with set_config rather than as startup options, which PGlite ignores.
-    // A client runs its queries in order, so this precedes anything the pool hands it out for.
-    const names = Object.keys(settings);
-    const apply = `SELECT ${names.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`;
-    const values = names.flatMap((name) => [name, settings[name]]);
-    this.pool.on('connect', (client) => {
-      client.query(apply, values).catch((err: Error) => logger.error({ cause: err.message }, 'applying connection settings failed'));
+      // Settings go through set_config, not startup options, which PGlite ignores. PGlite also gives
+      // all connections one session, where a second PREPARE of a name fails: no named statements there.
+      // The pool awaits this before handing the connection out.
+      onConnect: async (client) => {
+        const { rows } = await client.query<{ version: string }>(apply, values);
+        if (rows[0]?.version.includes('PGlite')) this.namedStatements = false;
+      },
     });
     // An idle client losing its server connection must not crash the process.
     this.pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'idle database connection failed'));
@@ -58,13 +69,24 @@ export class Database implements Queryable {
     return this.pool.query<R>(text, values);
   }
 
+  run<R extends QueryResultRow = QueryResultRow>(statement: Statement, values: unknown[]) {
+    return this.pool.query<R>(this.config(statement, values));
+  }
+
+  private config(statement: Statement, values: unknown[]) {
+    return this.namedStatements ? { ...statement, values } : { text: statement.text, values };
+  }
+
   /** Runs fn inside BEGIN/COMMIT on one client; any throw rolls back. Pass `tx` down, never the pool. */
   async withTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client: PoolClient = await this.pool.connect();
     let broken = false;
     try {
       await client.query('BEGIN');
-      const result = await fn(client);
+      const result = await fn({
+        query: (text, values) => client.query(text, values),
+        run: (statement, values) => client.query(this.config(statement, values)),
+      });
       await client.query('COMMIT');
       return result;
     } catch (err) {

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database';
+import { statement, type Queryable } from '../db/database';
 import type { Role } from '../auth/roles';
 
 export interface UserRow {
@@ -12,8 +12,10 @@ export interface UserRow {
 
 const COLUMNS = 'id, username, password_hash, role, disabled, created_at';
 
+const FIND_BY_USERNAME = statement('users.find', `SELECT ${COLUMNS} FROM users WHERE username = $1`);
+
 export async function findUserByUsername(q: Queryable, username: string): Promise<UserRow | undefined> {
-  const { rows } = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE username = $1`, [username]);
+  const { rows } = await q.run<UserRow>(FIND_BY_USERNAME, [username]);
   return rows[0];
 }
 

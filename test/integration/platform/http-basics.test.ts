@@ -151,7 +151,7 @@ describe('HTTP basics', () => {
       const sqlError = (await t.db
         .query('SELECT secret_column FROM table_that_does_not_exist')
         .catch((err: unknown) => err)) as Error;
-      jest.spyOn(t.db, 'query').mockRejectedValueOnce(sqlError);
+      jest.spyOn(t.db, 'run').mockRejectedValueOnce(sqlError);
 
       const res = await t.http().post('/api/auth/bearer/token').type('form').send(user);
 
@@ -195,7 +195,7 @@ describe('HTTP basics: database outages', () => {
     it.each(outages)('when the database fails with %s during a password login, then 503 ServiceUnavailable without the driver message', async (_what, make) => {
       const user = await createUser(t, { role: 'viewer' });
       const failure = make();
-      jest.spyOn(t.db, 'query').mockRejectedValueOnce(failure);
+      jest.spyOn(t.db, 'run').mockRejectedValueOnce(failure);
 
       const res = await t.http().post('/api/auth/bearer/token').type('form').send(user);
 
@@ -206,7 +206,7 @@ describe('HTTP basics: database outages', () => {
 
     it('when the database fails once and then returns, then the next login succeeds without a restart', async () => {
       const user = await createUser(t, { role: 'viewer' });
-      jest.spyOn(t.db, 'query').mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      jest.spyOn(t.db, 'run').mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
 
       const during = await t.http().post('/api/auth/bearer/token').type('form').send(user);
       const after = await t.http().post('/api/auth/bearer/token').type('form').send(user);
