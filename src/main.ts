@@ -6,7 +6,6 @@ import { buildApp } from './app';
 import { startRuntime } from './runtime';
 import { startMaintenance } from './maintenance';
 import { buildRateLimits } from './http/rate-limits';
-import { connectRedisStores } from './http/redis-rate-limit-store';
 import type { Services } from './services';
 
 /** Stop accepting, let in-flight requests finish (bounded), close the pool, exit 0. */
@@ -43,7 +42,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const services = await startRuntime(config, logger, { createFirstAdmin: true });
   const redis = config.rateLimits.enabled && config.rateLimits.redisUrl
-    ? await connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
+    ? // Loaded only when configured: the Redis client is a few MiB of resident memory for nothing otherwise.
+      await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
     : undefined;
   const rateLimits = buildRateLimits(config.rateLimits, redis?.storeFor);
   const app = buildApp({ config, logger, services, rateLimits });

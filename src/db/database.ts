@@ -38,7 +38,7 @@ export class Database implements Queryable {
     const statementTimeoutMs = options.statementTimeoutMs ?? 10_000;
     const settings: Record<string, string> = {
       statement_timeout: String(statementTimeoutMs),
-      // `?options=-c name=value` of the URL (e.g. a search_path), then our own schema.
+      // `?options=-c name=value` of the URL, e.g. the search_path tests use to select their schema.
       ...settingsFromUrl(options.url),
     };
     const names = Object.keys(settings);
