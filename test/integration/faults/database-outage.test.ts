@@ -4,26 +4,24 @@ import { createLogger } from '../../../src/logger';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database';
 import { startServerProcess, type ServerProcess } from '../process/server-process';
 import { TcpProxy } from './tcp-proxy';
+import { form, json, send } from '../process/http-client';
 
 const admin = { username: 'outage-admin', password: 'outage-admin-pw' };
 
-async function call(server: ServerProcess, method: string, route: string, token?: string, json?: unknown) {
-  const res = await fetch(`${server.baseUrl}${route}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json ? { 'content-type': 'application/json' } : {}) },
-    body: json ? JSON.stringify(json) : undefined,
-    signal: AbortSignal.timeout(15_000),
+async function call(server: ServerProcess, method: string, route: string, token?: string, body?: unknown) {
+  const payload: { headers?: Record<string, string>; body?: string } = body === undefined ? {} : json(body);
+  const reply = await send(server.baseUrl, method, route, {
+    ...payload,
+    headers: { ...payload.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) },
   });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  return { status: reply.status, body: reply.text ? JSON.parse(reply.text) : undefined };
 }
 
 const login = (server: ServerProcess) =>
-  fetch(`${server.baseUrl}/api/auth/bearer/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(admin).toString(),
-  }).then(async (r) => ({ status: r.status, body: (await r.json()) as { access_token: string } }));
+  send(server.baseUrl, 'POST', '/api/auth/bearer/token', form(admin)).then((r) => ({
+    status: r.status,
+    body: JSON.parse(r.text) as { access_token: string },
+  }));
 
 async function waitUntilReady(server: ServerProcess, withinMs: number): Promise<number> {
   const start = Date.now();

@@ -1,26 +1,25 @@
 import { signRequestToken } from '../../helpers/tokens';
 import { startServerProcess, type ServerProcess } from './server-process';
+import { form, json, send } from './http-client';
 
 interface Reply {
   status: number;
   body: Record<string, unknown> & { data?: Record<string, string> };
 }
 
-async function call(server: ServerProcess, method: string, route: string, options: { token?: string; json?: unknown; form?: Record<string, string> } = {}): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  let body: string | undefined;
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.json);
-  }
-  if (options.form) {
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-    body = new URLSearchParams(options.form).toString();
-  }
-  const res = await fetch(`${server.baseUrl}${route}`, { method, headers, body });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : {} };
+async function call(
+  server: ServerProcess,
+  method: string,
+  route: string,
+  options: { token?: string; json?: unknown; form?: Record<string, string> } = {},
+): Promise<Reply> {
+  const payload: { headers?: Record<string, string>; body?: string } =
+    options.form ? form(options.form) : options.json !== undefined ? json(options.json) : {};
+  const reply = await send(server.baseUrl, method, route, {
+    ...payload,
+    headers: { ...payload.headers, ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
+  });
+  return { status: reply.status, body: reply.text ? JSON.parse(reply.text) : {} };
 }
 
 describe('two service processes on one database', () => {
