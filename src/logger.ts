@@ -4,7 +4,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
  * Every place a secret could sit in a logged object. Request and response serializers already
  * leave bodies and headers out; this is the second line of defence.
  */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',

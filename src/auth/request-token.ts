@@ -4,8 +4,8 @@ import { UnauthorizedError } from '../errors';
 import { nowSeconds } from './jwt';
 import { APPNAME_PATTERN } from '../api-keys/api-keys.schemas';
 
-export const REQUEST_TOKEN_ALGORITHMS: jwt.Algorithm[] = ['HS256', 'HS384', 'HS512'];
-export const MAX_REQUEST_TOKEN_LIFETIME = 300;
+const REQUEST_TOKEN_ALGORITHMS: jwt.Algorithm[] = ['HS256', 'HS384', 'HS512'];
+const MAX_REQUEST_TOKEN_LIFETIME = 300;
 const MAX_JTI_LENGTH = 256;
 // No control characters: the jti is stored, and PostgreSQL text refuses NUL.
 const PRINTABLE = /^[^\p{Cc}]+$/u;

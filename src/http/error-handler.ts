@@ -28,7 +28,7 @@ function fromBodyParser(err: { type?: unknown; status?: unknown }): AppError | u
   return name ? new AppError(name, 'Bad request') : undefined;
 }
 
-export function toAppError(err: unknown): AppError {
+function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isDatabaseUnavailable(err)) return new AppError('ServiceUnavailable', 'The service is temporarily unavailable');
   if (err && typeof err === 'object') {

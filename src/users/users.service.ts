@@ -7,7 +7,7 @@ import { revokeSessionsOfUser } from '../sessions/sessions.repository';
 import * as users from './users.repository';
 import type { UserRow } from './users.repository';
 
-export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const MIN_PASSWORD_LENGTH = 8;
 // bcrypt only reads the first 72 bytes; longer passwords are refused rather than silently cut.
 const MAX_PASSWORD_BYTES = 72;
