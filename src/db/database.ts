@@ -31,7 +31,7 @@ export class Database implements Queryable {
 
   constructor(
     options: DatabaseOptions,
-    logger: Logger,
+    private readonly logger: Logger,
     /** Runs after the pool has closed (stops an embedded server). */
     private readonly afterClose?: () => Promise<void>,
   ) {
@@ -81,6 +81,13 @@ export class Database implements Queryable {
   async withTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client: PoolClient = await this.pool.connect();
     let broken = false;
+    // A checked-out client has no error listener of the pool's: if its connection dies between two
+    // statements, an unheard 'error' event would crash the process. Mark it broken instead.
+    const onError = (err: Error) => {
+      broken = true;
+      this.logger.warn({ cause: err.message }, 'database connection failed during a transaction');
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await fn({
@@ -95,6 +102,7 @@ export class Database implements Queryable {
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }

@@ -115,7 +115,9 @@ describe('database outages', () => {
       call(server, 'PUT', `/api/v1/api-keys/${names[i % 3]}/regen`, adminToken, { description: `round ${i}`, roles: ['viewer'] }),
     );
     setTimeout(() => proxy.setMode('refuse'), 20);
-    const statuses = (await Promise.all(burst)).map((r) => r.status);
+    const statuses = (await Promise.all(burst).catch((err: Error) => {
+      throw new Error(`${err.message}; server output:\n${server.output()}`);
+    })).map((r) => r.status);
     proxy.setMode('forward');
     await waitUntilReady(server, 10_000);
 
