@@ -7,32 +7,58 @@ import { requestLogger } from './http/request-logger';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { healthRouter } from './health/health.router';
 import { authRouter } from './auth/auth.router';
+import { oauthRouter } from './auth/oauth.router';
+import { discoveryDocument } from './auth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
 import { buildRateLimits, type RateLimits } from './http/rate-limits';
 import { buildOpenApiDocument } from './openapi/openapi.document';
 import { openApiRouter } from './openapi/openapi.router';
+import { requestMetrics } from './http/request-metrics';
+import type { Metrics } from './metrics/metrics';
+import { metricsRouter } from './metrics/metrics.router';
 
 export interface AppDeps {
-  config: Pick<Config, 'trustProxy' | 'issuer' | 'rateLimits'>;
+  config: Pick<Config, 'trustProxy' | 'issuer' | 'rateLimits' | 'metrics'>;
   logger: Logger;
   services: Services;
   /** Defaults to the configured limits with in-memory counters. */
   rateLimits?: RateLimits;
+  /** Present when METRICS_ENABLED=true: requests are measured, and GET /metrics served here unless METRICS_PORT is set. */
+  metrics?: Metrics;
 }
 
 /** The HTTP application. Never listens: main.ts does, and tests drive it with supertest. */
-export function buildApp({ config, logger, services, rateLimits = buildRateLimits(config.rateLimits) }: AppDeps): Express {
+export function buildApp({
+  config,
+  logger,
+  services,
+  metrics,
+  rateLimits = buildRateLimits(config.rateLimits, undefined, metrics && ((limiter) => metrics.rateLimitRejected(limiter))),
+}: AppDeps): Express {
+  const metricsHere = metrics !== undefined && config.metrics.port === undefined;
+  metrics?.watchPool(() => services.db.poolStats());
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.set('etag', false);
 
   app.use(requestLogger(logger));
+  if (metrics) app.use(requestMetrics(metrics));
   app.use(helmet());
 
   app.use(healthRouter(services.db));
   app.use(authRouter(services.tokens, services.signingKeys, rateLimits));
-  app.use(openApiRouter(buildOpenApiDocument(config.issuer)));
+  app.use(
+    oauthRouter({
+      revocation: services.revocation,
+      introspection: services.introspection,
+      authenticator: services.authenticator,
+      discovery: discoveryDocument(config.issuer),
+      limits: rateLimits,
+    }),
+  );
+  app.use(openApiRouter(buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
+  if (metricsHere) app.use(metricsRouter(metrics));
   app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.authenticator, rateLimits));
 
   app.use(notFoundHandler);

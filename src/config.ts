@@ -56,6 +56,8 @@ const envSchema = z
     RATE_LIMIT_KEY_WINDOW: wholeSeconds(60),
     REDIS_URL: z.string().url().optional(),
     RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default('apikeys:rl:'),
+    METRICS_ENABLED: z.enum(['true', 'false']).default('false'),
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   });
 
 /**
@@ -99,6 +101,13 @@ export interface Config {
   readonly logLevel: string;
   readonly shutdownTimeoutSeconds: number;
   readonly rateLimits: RateLimitSettings;
+  readonly metrics: MetricsSettings;
+}
+
+export interface MetricsSettings {
+  readonly enabled: boolean;
+  /** GET /metrics is served on this port by a server of its own when set, on the main port otherwise. */
+  readonly port: number | undefined;
 }
 
 export interface RateLimitRule {
@@ -166,5 +175,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisUrl: e.REDIS_URL,
       redisPrefix: e.RATE_LIMIT_REDIS_PREFIX,
     }),
+    metrics: Object.freeze({ enabled: e.METRICS_ENABLED === 'true', port: e.METRICS_PORT }),
   });
 }

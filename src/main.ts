@@ -7,6 +7,8 @@ import { startRuntime } from './runtime';
 import { startMaintenance } from './maintenance';
 import { buildRateLimits } from './http/rate-limits';
 import type { Services } from './services';
+import { Metrics } from './metrics/metrics';
+import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
 
 /** Stop accepting, let in-flight requests finish (bounded), close the pool, exit 0. */
 function handleShutdown(server: Server, services: Services, logger: Logger, timeoutSeconds: number, cleanups: (() => unknown)[]) {
@@ -40,13 +42,17 @@ async function main(): Promise<void> {
   loadDotenv({ quiet: true });
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const services = await startRuntime(config, logger, { createFirstAdmin: true });
+  const metrics = config.metrics.enabled ? new Metrics() : undefined;
+  const services = await startRuntime(config, logger, { createFirstAdmin: true, tokenEvents: metrics?.tokenEvents });
   const redis = config.rateLimits.enabled && config.rateLimits.redisUrl
     ? // Loaded only when configured: the Redis client is a few MiB of resident memory for nothing otherwise.
       await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
     : undefined;
-  const rateLimits = buildRateLimits(config.rateLimits, redis?.storeFor);
-  const app = buildApp({ config, logger, services, rateLimits });
+  const rateLimits = buildRateLimits(config.rateLimits, redis?.storeFor, metrics && ((limiter) => metrics.rateLimitRejected(limiter)));
+  const app = buildApp({ config, logger, services, rateLimits, metrics });
+  // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
+  const metricsServer =
+    metrics && config.metrics.port !== undefined ? await startMetricsServer(metrics, logger, config.metrics.port, config.host) : undefined;
   const server = app.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -58,7 +64,11 @@ async function main(): Promise<void> {
   server.headersTimeout = 15_000;
   server.requestTimeout = 30_000;
   const stopMaintenance = startMaintenance(services.db, logger, config.clockTolerance);
-  handleShutdown(server, services, logger, config.shutdownTimeoutSeconds, [stopMaintenance, ...(redis ? [redis.close] : [])]);
+  handleShutdown(server, services, logger, config.shutdownTimeoutSeconds, [
+    stopMaintenance,
+    ...(redis ? [redis.close] : []),
+    ...(metricsServer ? [() => stopMetricsServer(metricsServer)] : []),
+  ]);
 }
 
 main().catch((err: unknown) => {

@@ -4,6 +4,7 @@ import { openDatabase } from './db/open';
 import { migrate } from './db/migrate';
 import { resolveMasterKey } from './crypto/master-key';
 import { createServices, type Services } from './services';
+import type { TokenEvents } from './auth/token.service';
 
 /**
  * Everything the server and the command line share: database open and migrated, master key
@@ -12,13 +13,13 @@ import { createServices, type Services } from './services';
 export async function startRuntime(
   config: Config,
   logger: Logger,
-  options: { createFirstAdmin?: boolean } = {},
+  options: { createFirstAdmin?: boolean; tokenEvents?: TokenEvents } = {},
 ): Promise<Services> {
   if (config.bcryptCost < 10) logger.warn({ cost: config.bcryptCost }, 'BCRYPT_COST below 10 is only fit for tests');
   const db = await openDatabase(config, logger);
   try {
     await migrate(db, logger);
-    const services = createServices(config, db, await resolveMasterKey(config, logger));
+    const services = createServices(config, db, await resolveMasterKey(config, logger), options.tokenEvents);
     await services.signingKeys.initialise();
     if (config.bootstrapAdmin) {
       const { username, password } = config.bootstrapAdmin;

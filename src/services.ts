@@ -5,8 +5,10 @@ import { ApiKeysService } from './api-keys/api-keys.service';
 import { UsersService } from './users/users.service';
 import { SigningKeysService } from './auth/signing-keys.service';
 import { TokenSigner } from './auth/jwt';
-import { TokenService } from './auth/token.service';
+import { TokenService, type TokenEvents } from './auth/token.service';
 import { BearerAuthenticator } from './auth/bearer-authenticator';
+import { RevocationService } from './auth/revocation.service';
+import { IntrospectionService } from './auth/introspection.service';
 
 export interface Services {
   db: Database;
@@ -15,10 +17,12 @@ export interface Services {
   signingKeys: SigningKeysService;
   tokens: TokenService;
   authenticator: BearerAuthenticator;
+  revocation: RevocationService;
+  introspection: IntrospectionService;
 }
 
-/** Wires the services together. Pure construction: nothing here touches the database. */
-export function createServices(config: Config, db: Database, masterKey: Buffer): Services {
+/** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
+export function createServices(config: Config, db: Database, masterKey: Buffer, tokenEvents?: TokenEvents): Services {
   const box = new SecretBox(masterKey);
   // A retired signing key stays published while any token it signed can still be presented.
   const longestTokenLifetime = Math.max(config.accessTokenTtl, config.refreshTokenTtl) + config.clockTolerance;
@@ -30,6 +34,15 @@ export function createServices(config: Config, db: Database, masterKey: Buffer):
   });
   const apiKeys = new ApiKeysService(db, box);
   const users = new UsersService(db, config.bcryptCost);
-  const tokens = new TokenService(db, signer, apiKeys, users, config);
-  return { db, apiKeys, users, signingKeys, tokens, authenticator: new BearerAuthenticator(db, signer) };
+  const tokens = new TokenService(db, signer, apiKeys, users, config, tokenEvents);
+  return {
+    db,
+    apiKeys,
+    users,
+    signingKeys,
+    tokens,
+    authenticator: new BearerAuthenticator(db, signer),
+    revocation: new RevocationService(db, signer),
+    introspection: new IntrospectionService(db, signer),
+  };
 }

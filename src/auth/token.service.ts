@@ -35,6 +35,12 @@ export interface TokenLifetimes {
   clockTolerance: number;
 }
 
+/** Hooks for what the grants detect, e.g. for metrics; the service knows nothing of who listens. */
+export interface TokenEvents {
+  /** A refresh token was presented again after use; its session has just been revoked. */
+  onRefreshReuse?: () => void;
+}
+
 interface SessionPrincipal {
   type: PrincipalType;
   id: string;
@@ -50,6 +56,7 @@ export class TokenService {
     private readonly apiKeys: ApiKeysService,
     private readonly users: UsersService,
     private readonly settings: TokenLifetimes,
+    private readonly events: TokenEvents = {},
   ) {}
 
   async exchangeRequestToken(requestToken: string, clientIp: string | null): Promise<TokenResponse> {
@@ -103,6 +110,7 @@ export class TokenService {
     });
     if (!rotated) {
       if (await revokeSessionOnReuse(this.db, claims.sid, claims.jti)) {
+        this.events.onRefreshReuse?.();
         throw new UnauthorizedError('Refresh token was already used; the session has been revoked');
       }
       throw new UnauthorizedError('Invalid or expired refresh token');

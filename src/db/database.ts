@@ -25,6 +25,13 @@ export interface DatabaseOptions {
   connectionTimeoutMs?: number;
 }
 
+/** Connections of the pool: open in all, idle among them, and requests waiting for one. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 export class Database implements Queryable {
   private readonly pool: Pool;
   private namedStatements = true;
@@ -105,6 +112,11 @@ export class Database implements Queryable {
       client.off('error', onError);
       client.release(broken);
     }
+  }
+
+  /** The pool's connection counts, read-only (for metrics). */
+  poolStats(): PoolStats {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   async ping(): Promise<void> {

@@ -7,8 +7,11 @@ import type { Principal } from '../auth/roles';
 /** Gives each limiter its own counter store (Redis when shared), or undefined for memory. */
 export type StoreFactory = (name: string) => Store | undefined;
 
+/** Told the limiter's name each time one refuses a request (metrics). */
+export type RejectionListener = (limiter: string) => void;
+
 export interface RateLimits {
-  /** Every request to the three token routes, per client address. */
+  /** Every request to the token routes (the three grants, revocation, introspection), per client address. */
   tokenRoutes: RequestHandler;
   /** Failed password logins (401s), per username and per client address; successes cost nothing. */
   passwordFailures: RequestHandler[];
@@ -22,7 +25,7 @@ const passThrough: RequestHandler = function noRateLimit(_req, _res, next) {
 
 const clientAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
 
-function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, options: Partial<Options>): RequestHandler {
+function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, onRejected: RejectionListener | undefined, options: Partial<Options>): RequestHandler {
   return rateLimit({
     windowMs: rule.windowSeconds * 1000,
     limit: rule.limit,
@@ -33,6 +36,7 @@ function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, opti
     // Rate limiting guards the service; an unreachable Redis must not take logins down with it.
     passOnStoreError: true,
     handler(_req: Request, _res: Response, next: NextFunction, used: Options) {
+      onRejected?.(name);
       next(new AppError('TooManyRequests', `Too many requests: at most ${used.limit} per ${rule.windowSeconds} s; see Retry-After`));
     },
     ...options,
@@ -40,7 +44,11 @@ function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, opti
 }
 
 /** The contract's three limits, built from configuration; all pass-through when disabled. */
-export function buildRateLimits(settings: RateLimitSettings, storeFor: StoreFactory = () => undefined): RateLimits {
+export function buildRateLimits(
+  settings: RateLimitSettings,
+  storeFor: StoreFactory = () => undefined,
+  onRejected?: RejectionListener,
+): RateLimits {
   if (!settings.enabled) {
     return { tokenRoutes: passThrough, passwordFailures: [], keyOperations: passThrough };
   }
@@ -50,20 +58,20 @@ export function buildRateLimits(settings: RateLimitSettings, storeFor: StoreFact
     requestWasSuccessful: (_req, res) => res.statusCode !== 401,
   };
   return {
-    tokenRoutes: limiter('token-routes', settings.tokenRoutes, storeFor, { keyGenerator: clientAddress }),
+    tokenRoutes: limiter('token-routes', settings.tokenRoutes, storeFor, onRejected, { keyGenerator: clientAddress }),
     passwordFailures: [
-      limiter('password-failures-address', settings.passwordFailures, storeFor, {
+      limiter('password-failures-address', settings.passwordFailures, storeFor, onRejected, {
         ...onlyFailedLogins,
         keyGenerator: clientAddress,
       }),
-      limiter('password-failures-username', settings.passwordFailures, storeFor, {
+      limiter('password-failures-username', settings.passwordFailures, storeFor, onRejected, {
         ...onlyFailedLogins,
         // Runs after the body parser; without a username there is nothing to count against.
         skip: (req) => typeof req.body?.username !== 'string',
         keyGenerator: (req) => `user:${(req.body.username as string).toLowerCase()}`,
       }),
     ],
-    keyOperations: limiter('key-operations', settings.keyOperations, storeFor, {
+    keyOperations: limiter('key-operations', settings.keyOperations, storeFor, onRejected, {
       keyGenerator: (_req, res) => `principal:${(res.locals.principal as Principal).id}`,
     }),
   };

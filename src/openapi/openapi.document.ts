@@ -88,16 +88,48 @@ function jsonBody(schema: SchemaName, description: string) {
 }
 
 /** Token routes take JSON or a form, with the same fields. */
+function jsonOrFormBody(body: SchemaName) {
+  return { required: true, content: { [JSON_MEDIA]: { schema: schemaRef(body) }, [FORM_MEDIA]: { schema: schemaRef(body) } } };
+}
+
 function tokenOperation(operationId: string, summary: string, body: SchemaName): OpenApiOperation {
-  const content = { [JSON_MEDIA]: { schema: schemaRef(body) }, [FORM_MEDIA]: { schema: schemaRef(body) } };
   return {
     operationId,
     summary,
     tags: ['Tokens'],
-    requestBody: { required: true, content },
+    requestBody: jsonOrFormBody(body),
     responses: {
       200: ok('The token response.', 'TokenResponse', { 'Cache-Control': header('Cache-Control') }),
       ...errors('BadRequest', 'Unauthorized', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+    },
+  };
+}
+
+/** RFC 7009: 200 with an empty body whatever the token was, so the route cannot probe for tokens. */
+function revocationOperation(): OpenApiOperation {
+  return {
+    operationId: 'auth_bearer_revoke_post',
+    summary: 'Revoke an access or refresh token, ending its whole session (logout; RFC 7009)',
+    tags: ['Tokens'],
+    requestBody: jsonOrFormBody('RevocationBody'),
+    responses: {
+      200: { description: 'Revoked, or not a live token of ours (the same answer); no body.', headers: { 'Cache-Control': header('Cache-Control') } },
+      ...errors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+    },
+  };
+}
+
+/** RFC 7662: the caller needs a bearer token with `api-keys:read`. */
+function introspectionOperation(): OpenApiOperation {
+  return {
+    operationId: 'auth_bearer_introspect_post',
+    summary: 'Describe an access or refresh token (RFC 7662); needs api-keys:read',
+    tags: ['Tokens'],
+    security: BEARER,
+    requestBody: jsonOrFormBody('IntrospectionBody'),
+    responses: {
+      200: ok('The live token\'s claims, or exactly {"active": false}.', 'IntrospectionResponse', { 'Cache-Control': header('Cache-Control') }),
+      ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
     },
   };
 }
@@ -106,8 +138,24 @@ function platformOperation(operationId: string, summary: string, responses: Reco
   return { operationId, summary, tags: ['Platform'], responses };
 }
 
+/** GET /metrics, listed only where it is served: METRICS_ENABLED=true and METRICS_PORT unset. */
+function metricsOperation(): OpenApiOperation {
+  return platformOperation('metrics_get', 'Prometheus metrics (present when METRICS_ENABLED=true and METRICS_PORT is unset)', {
+    200: {
+      description: 'Every metric in the Prometheus text exposition format (Content-Type: text/plain; version=0.0.4; charset=utf-8).',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
+    ...errors(),
+  });
+}
+
+export interface OpenApiOptions {
+  /** GET /metrics is served on the main port. */
+  metrics?: boolean;
+}
+
 /** The OpenAPI 3.1 description of the service, generated from the zod schemas it validates and answers with. */
-export function buildOpenApiDocument(issuer: string): OpenApiDocument {
+export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {}): OpenApiDocument {
   const keyBodyErrors = ['BadRequest', 'Unauthorized', 'Forbidden', 'NotFound', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'] as const;
   return {
     openapi: '3.1.0',
@@ -119,8 +167,8 @@ export function buildOpenApiDocument(issuer: string): OpenApiDocument {
     servers: [{ url: issuer }],
     tags: [
       { name: 'API keys', description: 'The API key resource; every operation needs a bearer access token.' },
-      { name: 'Tokens', description: 'The three ways to obtain a bearer access token.' },
-      { name: 'Platform', description: 'Health, signing keys and this document; no token needed.' },
+      { name: 'Tokens', description: 'The three ways to obtain a bearer access token, and revoking and introspecting tokens.' },
+      { name: 'Platform', description: 'Health, signing keys, discovery and this document; no token needed.' },
     ],
     paths: {
       '/api/v1/api-keys': {
@@ -159,6 +207,14 @@ export function buildOpenApiDocument(issuer: string): OpenApiDocument {
       '/api/v1/auth/token': { post: tokenOperation('v1_auth_token_post', 'Token via an API key request token', 'ApiKeyTokenBody') },
       '/api/auth/bearer/token': { post: tokenOperation('auth_bearer_token_post', 'Token via user credentials', 'PasswordTokenBody') },
       '/api/auth/bearer/refresh': { post: tokenOperation('auth_bearer_refresh_post', 'Token via a refresh token (one use)', 'RefreshTokenBody') },
+      '/api/auth/bearer/revoke': { post: revocationOperation() },
+      '/api/auth/bearer/introspect': { post: introspectionOperation() },
+      '/.well-known/openid-configuration': {
+        get: platformOperation('well_known_openid_configuration_get', 'Discovery metadata (OpenID Connect Discovery, RFC 8414)', {
+          200: ok('The issuer\'s metadata.', 'DiscoveryDocument'),
+          ...errors(),
+        }),
+      },
       '/.well-known/jwks.json': {
         get: platformOperation('well_known_jwks_get', 'Public signing keys (JWK Set)', { 200: ok('The JWK Set.', 'JwkSet'), ...errors() }),
       },
@@ -172,6 +228,7 @@ export function buildOpenApiDocument(issuer: string): OpenApiDocument {
           ...errors(),
         }),
       },
+      ...(options.metrics && { '/metrics': { get: metricsOperation() } }),
     },
     components: {
       schemas: componentSchemas(),

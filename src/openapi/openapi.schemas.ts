@@ -3,6 +3,8 @@ import { appnameParams, createApiKeyBody, listApiKeysQuery, updateApiKeyBody } f
 import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from '../api-keys/api-keys.responses';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../auth/auth.schemas';
 import { jwkSet, tokenResponse } from '../auth/auth.responses';
+import { introspectionBody, revocationBody } from '../auth/oauth.schemas';
+import { discoveryResponse, introspectionResponse } from '../auth/oauth.responses';
 import { healthStatus } from '../health/health.responses';
 import { errorBody } from './error.responses';
 
@@ -18,6 +20,8 @@ const REQUEST_SCHEMAS = {
   ApiKeyTokenBody: apiKeyTokenBody,
   PasswordTokenBody: passwordTokenBody,
   RefreshTokenBody: refreshTokenBody,
+  RevocationBody: revocationBody,
+  IntrospectionBody: introspectionBody,
 };
 
 /** The outline of this document itself, as served at /api/v1/openapi.json. */
@@ -36,6 +40,8 @@ const RESPONSE_SCHEMAS = {
   ApiKeyListEnvelope: apiKeyListEnvelope,
   TokenResponse: tokenResponse,
   JwkSet: jwkSet,
+  IntrospectionResponse: introspectionResponse,
+  DiscoveryDocument: discoveryResponse,
   HealthStatus: healthStatus,
   Error: errorBody,
   OpenApiDocument: openApiDocumentOutline,

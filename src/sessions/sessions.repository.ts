@@ -49,6 +49,12 @@ const LIVE_PRINCIPAL = `
 
 const FIND_LIVE_PRINCIPAL = statement('sessions.find-live-principal', LIVE_PRINCIPAL);
 
+/** As above, and only while $2 is still the session's current refresh token (a used one is spent). */
+const FIND_LIVE_REFRESH_PRINCIPAL = statement(
+  'sessions.find-live-refresh-principal',
+  `${LIVE_PRINCIPAL} AND s.refresh_jti = $2`,
+);
+
 /** The refresh token never outlives the session's absolute end. */
 const INSERT_SESSION = statement(
   'sessions.insert',
@@ -162,6 +168,15 @@ export async function revokeSessionOnReuse(q: Queryable, sessionId: string, pres
   return (rowCount ?? 0) > 0;
 }
 
+/** Revokes one session (logout through RFC 7009 revocation). Returns whether it was still live. */
+export async function revokeSession(q: Queryable, sessionId: string, reason: string): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL', [
+    sessionId,
+    reason,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
 export async function revokeSessionsOfApiKey(q: Queryable, apiKeyId: string, reason: string): Promise<void> {
   await q.query('UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE api_key_id = $1 AND revoked_at IS NULL', [
     apiKeyId,
@@ -178,6 +193,12 @@ export async function revokeSessionsOfUser(q: Queryable, userId: string, reason:
 
 export async function findLivePrincipal(q: Queryable, sessionId: string): Promise<LivePrincipalRow | undefined> {
   const { rows } = await q.run<LivePrincipalRow>(FIND_LIVE_PRINCIPAL, [sessionId]);
+  return rows[0];
+}
+
+/** The live principal of a session whose current refresh token is `refreshJti`. */
+export async function findLiveRefreshPrincipal(q: Queryable, sessionId: string, refreshJti: string): Promise<LivePrincipalRow | undefined> {
+  const { rows } = await q.run<LivePrincipalRow>(FIND_LIVE_REFRESH_PRINCIPAL, [sessionId, refreshJti]);
   return rows[0];
 }
 

@@ -9,6 +9,7 @@ import { Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrate';
 import { createLogger, type Logger } from '../../src/logger';
 import { createServices, type Services } from '../../src/services';
+import { Metrics } from '../../src/metrics/metrics';
 import { checkedAgainstOpenApi } from './openapi-contract';
 import { createTestDatabase } from './database';
 
@@ -21,6 +22,8 @@ export interface TestApp {
   db: Database;
   masterKey: Buffer;
   logger: Logger;
+  /** Set when METRICS_ENABLED=true, as main.ts does. */
+  metrics: Metrics | undefined;
   /** Every log line written so far, as raw JSON text. */
   logs: () => string;
   /** Drops this app's database (schema or PGlite instance) and closes everything. */
@@ -64,10 +67,11 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
   const logger = createLogger(config.logLevel, sink);
   const db = new Database({ url, poolSize: 8 }, logger);
   await migrate(db, logger);
-  const services = createServices(config, db, config.masterKey ?? masterKey);
+  const metrics = config.metrics.enabled ? new Metrics() : undefined;
+  const services = createServices(config, db, config.masterKey ?? masterKey, metrics?.tokenEvents);
   await services.signingKeys.initialise();
 
-  const app = buildApp({ config, logger, services });
+  const app = buildApp({ config, logger, services, metrics });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -81,6 +85,7 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
     db,
     masterKey: config.masterKey ?? masterKey,
     logger,
+    metrics,
     logs: () => captured.join(''),
     async close() {
       server.closeAllConnections();

@@ -15,7 +15,7 @@ describe('a connection lost in the middle of a transaction', () => {
     const proxied = new URL(database.url);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(await proxy.start());
-    db = new Database({ url: proxied.toString(), poolSize: 2, connectionTimeoutMs: 1_000 }, createLogger('silent'));
+    db = new Database({ url: proxied.toString(), poolSize: 2, connectionTimeoutMs: 10_000 }, createLogger('silent'));
   });
   afterAll(async () => {
     proxy.setMode('forward');

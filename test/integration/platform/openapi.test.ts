@@ -18,6 +18,9 @@ const ROUTES: Record<string, string[]> = {
   '/api/v1/auth/token': ['post'],
   '/api/auth/bearer/token': ['post'],
   '/api/auth/bearer/refresh': ['post'],
+  '/api/auth/bearer/revoke': ['post'],
+  '/api/auth/bearer/introspect': ['post'],
+  '/.well-known/openid-configuration': ['get'],
   '/.well-known/jwks.json': ['get'],
   '/healthz': ['get'],
   '/readyz': ['get'],
@@ -64,9 +67,10 @@ describe('OpenAPI document', () => {
     expect(listed).toEqual(Object.fromEntries(Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()])));
   });
 
-  it('when the operations are listed, then key operations need bearerAuth, others none, and each has a default error', () => {
+  it('when the operations are listed, then key operations and introspection need bearerAuth, others none, and each has a default error', () => {
     for (const { path, operation } of operations(served)) {
-      expect(operation.security).toEqual(path.startsWith('/api/v1/api-keys') ? [{ bearerAuth: [] }] : undefined);
+      const needsBearer = path.startsWith('/api/v1/api-keys') || path === '/api/auth/bearer/introspect';
+      expect(operation.security).toEqual(needsBearer ? [{ bearerAuth: [] }] : undefined);
       expect(operation.responses.default).toEqual({ $ref: '#/components/responses/UnexpectedError' });
     }
     expect(served.components.securitySchemes).toEqual({ bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } });

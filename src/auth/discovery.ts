@@ -1,0 +1,58 @@
+import { scopeFor } from './roles';
+
+/** The paths the discovery document points at; the routers serve exactly these. */
+export const OAUTH_PATHS = {
+  jwks: '/.well-known/jwks.json',
+  token: '/api/auth/bearer/token',
+  refresh: '/api/auth/bearer/refresh',
+  revocation: '/api/auth/bearer/revoke',
+  introspection: '/api/auth/bearer/introspect',
+  discovery: '/.well-known/openid-configuration',
+} as const;
+
+export interface DiscoveryDocument {
+  issuer: string;
+  jwks_uri: string;
+  token_endpoint: string;
+  /** Not a registered metadata name: refresh tokens are redeemed here, not at token_endpoint. */
+  refresh_endpoint: string;
+  revocation_endpoint: string;
+  introspection_endpoint: string;
+  grant_types_supported: string[];
+  subject_types_supported: string[];
+  id_token_signing_alg_values_supported: string[];
+  token_endpoint_auth_methods_supported: string[];
+  revocation_endpoint_auth_methods_supported: string[];
+  scopes_supported: string[];
+  claims_supported: string[];
+}
+
+/** The highest role holds every scope there is. */
+const SCOPES = scopeFor('admin').split(' ');
+
+/** Claims of our access and ID tokens (see TokenService.issue). */
+const CLAIMS = ['iss', 'sub', 'aud', 'iat', 'exp', 'jti', 'sid', 'typ', 'auth_time', 'scope', 'roles', 'preferred_username', 'principal_type'];
+
+/**
+ * OpenID Connect Discovery 1.0 / RFC 8414 metadata. Every URL is built from the configured issuer,
+ * as clients must reach the service under the name its tokens carry.
+ */
+export function discoveryDocument(issuer: string): DiscoveryDocument {
+  const at = (path: string) => `${issuer}${path}`;
+  return {
+    issuer,
+    jwks_uri: at(OAUTH_PATHS.jwks),
+    token_endpoint: at(OAUTH_PATHS.token),
+    refresh_endpoint: at(OAUTH_PATHS.refresh),
+    revocation_endpoint: at(OAUTH_PATHS.revocation),
+    introspection_endpoint: at(OAUTH_PATHS.introspection),
+    grant_types_supported: ['password', 'refresh_token'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['ES256'],
+    // Public clients: the token, refresh and revocation routes take no client authentication.
+    token_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
+    scopes_supported: SCOPES,
+    claims_supported: CLAIMS,
+  };
+}

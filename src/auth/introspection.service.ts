@@ -1,0 +1,64 @@
+import type { Database } from '../db/database';
+import { forbidden } from '../errors';
+import { findLivePrincipal, findLiveRefreshPrincipal } from '../sessions/sessions.repository';
+import type { TokenSigner } from './jwt';
+import type { TokenTypeHint } from './oauth.schemas';
+import { verifyPresentedToken } from './presented-token';
+import { canRead, scopeFor, type Principal } from './roles';
+
+interface ActiveTokenCommon {
+  active: true;
+  /** The scope the token grants now: roles are read from the database on every call. */
+  scope: string;
+  token_type: 'access_token' | 'refresh_token';
+  exp: number;
+  iat: number;
+  sub: string;
+  aud: string;
+  iss: string;
+  jti: string;
+  sid: string;
+}
+
+/** RFC 7662 §2.2: an API key is named by `client_id` (its appname), a user by `username`. */
+export type ActiveToken = ActiveTokenCommon & ({ client_id: string } | { username: string });
+
+export type IntrospectionResult = ActiveToken | { active: false };
+
+const INACTIVE: IntrospectionResult = Object.freeze({ active: false });
+
+/**
+ * RFC 7662 introspection: whether an access or refresh token would be accepted right now
+ * (signature, claims, session and principal live; for a refresh token, still the session's
+ * current one). Every other case is exactly `{active: false}`, with no reason given.
+ */
+export class IntrospectionService {
+  constructor(
+    private readonly db: Database,
+    private readonly signer: TokenSigner,
+  ) {}
+
+  /** The caller needs `api-keys:read` (viewer and up): token metadata names principals and sessions. */
+  async introspect(caller: Principal, token: string, hint?: TokenTypeHint): Promise<IntrospectionResult> {
+    if (!canRead(caller.role)) throw forbidden('Introspection needs the api-keys:read scope');
+    const presented = await verifyPresentedToken(this.signer, token, hint);
+    if (!presented) return INACTIVE;
+    const { kind, claims } = presented;
+    const live =
+      kind === 'Refresh' ? await findLiveRefreshPrincipal(this.db, claims.sid, claims.jti) : await findLivePrincipal(this.db, claims.sid);
+    if (!live || live.principal_id !== claims.sub) return INACTIVE;
+    return {
+      active: true,
+      scope: scopeFor(live.role),
+      ...(live.type === 'api_key' ? { client_id: live.name } : { username: live.name }),
+      token_type: kind === 'Refresh' ? 'refresh_token' : 'access_token',
+      exp: claims.exp,
+      iat: claims.iat,
+      sub: claims.sub,
+      aud: claims.aud,
+      iss: claims.iss,
+      jti: claims.jti,
+      sid: claims.sid,
+    };
+  }
+}

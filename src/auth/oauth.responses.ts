@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import type { DiscoveryDocument } from './discovery';
+import type { IntrospectionResult } from './introspection.service';
+
+const seconds = z.int().min(0);
+const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+
+const activeToken = {
+  active: z.literal(true),
+  scope: z
+    .string()
+    .regex(/^openid(?: [a-z-]+:[a-z-]+)*$/)
+    .meta({ description: 'The scopes the token grants now (roles are read on every call).' }),
+  token_type: z.enum(['access_token', 'refresh_token']),
+  exp: seconds.meta({ description: 'Expiry, Unix seconds.' }),
+  iat: seconds.meta({ description: 'Issued at, Unix seconds.' }),
+  sub: uuid.meta({ description: 'The principal\'s id.' }),
+  aud: z.string().min(1),
+  iss: z.string().min(1),
+  jti: uuid,
+  sid: uuid.meta({ description: 'The session.' }),
+};
+
+/** RFC 7662 §2.2: a live token of an API key (`client_id`) or of a user (`username`), or exactly `{active: false}`. */
+export const introspectionResponse = z.union([
+  z.strictObject({ ...activeToken, client_id: z.string().min(1).meta({ description: 'The API key\'s appname.' }) }),
+  z.strictObject({ ...activeToken, username: z.string().min(1).meta({ description: 'The user\'s username.' }) }),
+  z.strictObject({ active: z.literal(false) }).meta({ description: 'Expired, revoked, malformed, foreign, or its principal is gone or disabled.' }),
+]);
+
+const url = z.string().min(1);
+const names = z.array(z.string().min(1));
+
+/** OpenID Connect Discovery 1.0 / RFC 8414 metadata. */
+export const discoveryResponse = z.strictObject({
+  issuer: url,
+  jwks_uri: url,
+  token_endpoint: url.meta({ description: 'Token via user credentials.' }),
+  refresh_endpoint: url.meta({ description: 'Not a registered name: token via a refresh token.' }),
+  revocation_endpoint: url,
+  introspection_endpoint: url,
+  grant_types_supported: names,
+  subject_types_supported: names,
+  id_token_signing_alg_values_supported: names,
+  token_endpoint_auth_methods_supported: names,
+  revocation_endpoint_auth_methods_supported: names,
+  scopes_supported: names,
+  claims_supported: names,
+});
+
+// Compile-time guards: the schemas must describe exactly what the services return.
+const _describesIntrospection: z.ZodType<IntrospectionResult, IntrospectionResult> = introspectionResponse;
+const _describesDiscovery: z.ZodType<DiscoveryDocument, DiscoveryDocument> = discoveryResponse;

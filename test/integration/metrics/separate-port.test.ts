@@ -1,0 +1,48 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { startMetricsServer, stopMetricsServer } from '../../../src/metrics/metrics.server';
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { errorBody, sample } from './support';
+
+describe('metrics: on their own port (METRICS_PORT)', () => {
+  let t: TestApp;
+  let server: Server;
+  let metricsUrl: string;
+  beforeAll(async () => {
+    t = await startTestApp({ METRICS_ENABLED: 'true', METRICS_PORT: '0' });
+    server = await startMetricsServer(t.metrics!, t.logger, t.config.metrics.port!, '127.0.0.1');
+    metricsUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await stopMetricsServer(server);
+    await t.close();
+  });
+
+  it('when METRICS_PORT is set, then the main app answers GET /metrics with 404 and its document does not list it', async () => {
+    const res = await t.http().get('/metrics');
+    const document = await t.http().get('/api/v1/openapi.json');
+
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual(errorBody(404, 'NotFound'));
+    expect(Object.keys(document.body.paths)).not.toContain('/metrics');
+  });
+
+  it('when the metrics server is scraped, then 200 with the main app\'s requests in it', async () => {
+    await t.http().get('/healthz');
+
+    const res = await request(metricsUrl).get('/metrics');
+
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(sample(res.text, 'http_request_duration_seconds_count', { method: 'GET', route: '/healthz', status: '200' })).toBe(1);
+    expect(res.text).toMatch(/^# TYPE process_cpu_user_seconds_total counter$/m);
+  });
+
+  it('when the metrics server gets any other path, then 404 in the uniform error body', async () => {
+    const res = await request(metricsUrl).get('/api/v1/api-keys');
+
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual(errorBody(404, 'NotFound'));
+  });
+});
