@@ -2,6 +2,7 @@ import type { Config } from './config';
 import type { Logger } from './logger';
 import { openDatabase } from './db/open';
 import { migrate } from './db/migrate';
+import { isDatabaseUnavailable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
 import { createServices, type Services } from './services';
 import type { TokenEvents } from './auth/token.service';
@@ -18,7 +19,7 @@ export async function startRuntime(
   if (config.bcryptCost < 10) logger.warn({ cost: config.bcryptCost }, 'BCRYPT_COST below 10 is only fit for tests');
   const db = await openDatabase(config, logger);
   try {
-    await migrate(db, logger);
+    await untilDatabaseAnswers(() => migrate(db, logger), logger);
     const services = createServices(config, db, await resolveMasterKey(config, logger), options.tokenEvents);
     await services.signingKeys.initialise();
     if (config.bootstrapAdmin) {
@@ -56,4 +57,23 @@ async function announceFirstAdmin(services: Services, config: Config, logger: Lo
       '',
     ].join('\n'),
   );
+}
+
+const START_RETRY_WINDOW_MS = 30_000;
+
+/**
+ * The first contact with the database, retried while it is merely unreachable (still starting, a
+ * slow first connection) for up to 30 s, so a service started beside its database does not die at once.
+ */
+async function untilDatabaseAnswers<T>(first: () => Promise<T>, logger: Logger): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await first();
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || Date.now() - started > START_RETRY_WINDOW_MS) throw err;
+      logger.warn({ attempt, cause: (err as Error).message }, 'database not reachable yet; retrying');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * attempt, 3_000)));
+    }
+  }
 }
