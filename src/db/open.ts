@@ -11,6 +11,8 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     statementTimeoutMs: config.databaseStatementTimeout * 1000,
   };
   if (config.databaseUrl) return new Database({ url: config.databaseUrl, ...settings }, logger);
-  const embedded = await startEmbeddedPostgres(config.dataDir, config.databasePoolSize + 2, logger);
-  return new Database({ url: embedded.url, ...settings }, logger, embedded.stop);
+  // One connection: PGlite runs one statement at a time anyway, and pglite-socket queues protocol
+  // messages one by one, so two connections' Parse/Bind could interleave on its single session.
+  const embedded = await startEmbeddedPostgres(config.dataDir, 3, logger);
+  return new Database({ url: embedded.url, ...settings, poolSize: 1 }, logger, embedded.stop);
 }

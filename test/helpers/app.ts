@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../../src/logger';
 import { createServices, type Services } from '../../src/services';
 import { Metrics } from '../../src/metrics/metrics';
 import { checkedAgainstOpenApi } from './openapi-contract';
-import { createTestDatabase } from './database';
+import { createTestDatabase, testPoolSize } from './database';
 
 export interface TestApp {
   /** supertest bound to the listening server: `t.http().get('/healthz')`; every response is checked against the OpenAPI document. */
@@ -65,7 +65,7 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const db = new Database({ url, poolSize: 8 }, logger);
+  const db = new Database({ url, poolSize: testPoolSize(8) }, logger);
   await migrate(db, logger);
   const metrics = config.metrics.enabled ? new Metrics() : undefined;
   const services = createServices(config, db, config.masterKey ?? masterKey, metrics?.tokenEvents);

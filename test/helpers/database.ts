@@ -43,3 +43,20 @@ async function runOnServer(url: string, sql: string): Promise<void> {
     await client.end();
   }
 }
+
+/** PGlite instance from the broker: its connections share one session (see onSharedServerOnly). */
+export const onPglite = () => process.env.TEST_DATABASE_BROKER !== undefined;
+
+/**
+ * One connection per pool on PGlite: pglite-socket queues protocol messages one by one, so
+ * concurrent statements from two connections can interleave their Parse and Bind.
+ */
+export const testPoolSize = (serverPoolSize: number) => (onPglite() ? 1 : serverPoolSize);
+
+/**
+ * For tests of several instances (or migrators) sharing one database. On PGlite they are skipped:
+ * one PGlite belongs to one process (the service locks its data folder), and connections of
+ * different processes would share its single session, a deployment that cannot exist.
+ */
+export const onSharedServerOnly = (): jest.Describe => (onPglite() ? describe.skip : describe);
+export const itOnSharedServerOnly = (): jest.It => (onPglite() ? it.skip : it);

@@ -5,7 +5,7 @@ import { Database } from '../../../src/db/database';
 import { migrate, MIGRATIONS_DIR } from '../../../src/db/migrate';
 import { createLogger } from '../../../src/logger';
 import { tablesOfCurrentSchema } from './db-dump';
-import { createTestDatabase } from '../../helpers/database';
+import { createTestDatabase, itOnSharedServerOnly } from '../../helpers/database';
 import { readdirSync } from 'node:fs';
 
 const logger = createLogger('silent');
@@ -52,7 +52,7 @@ describe('migrations', () => {
     expect((await db!.query('SELECT name, applied_at FROM schema_migrations ORDER BY name')).rows).toEqual(before);
   });
 
-  it('when two instances migrate one fresh schema at the same time, then both succeed and each migration is recorded once', async () => {
+  itOnSharedServerOnly()('when two instances migrate one fresh schema at the same time, then both succeed and each migration is recorded once', async () => {
     const [a, b] = await openFresh(2);
 
     const [appliedA, appliedB] = await Promise.all([migrate(a!, logger), migrate(b!, logger)]);
@@ -64,7 +64,7 @@ describe('migrations', () => {
     expect(rows).toEqual(shippedMigrations.map((name) => ({ name, n: '1' })));
   });
 
-  it('when five instances migrate one fresh schema at the same time, then all succeed and nothing is applied twice', async () => {
+  itOnSharedServerOnly()('when five instances migrate one fresh schema at the same time, then all succeed and nothing is applied twice', async () => {
     const dbs = await openFresh(5);
 
     const results = await Promise.all(dbs.map((db) => migrate(db, logger)));

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { buildApp } from '../../../src/app';
 import { createServices } from '../../../src/services';
 import { startTestApp, type TestApp } from '../../helpers/app';
+import { itOnSharedServerOnly } from '../../helpers/database';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey } from '../../helpers/factories';
 
 const kidOf = (token: string) => decodeProtectedHeader(token).kid;
@@ -96,7 +97,7 @@ describe('signing key rotation', () => {
     expect((await t.http().get('/api/v1/api-keys').set(bearer(before.access_token))).status).toBe(200);
   });
 
-  it('when one instance rotates, then another instance sharing the database accepts tokens signed with the new key', async () => {
+  itOnSharedServerOnly()('when one instance rotates, then another instance sharing the database accepts tokens signed with the new key', async () => {
     const services = createServices(t.config, t.db, t.masterKey);
     await services.signingKeys.initialise();
     const otherInstance = buildApp({ config: t.config, logger: t.logger, services });

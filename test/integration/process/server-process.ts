@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database';
+import { createTestDatabase, testPoolSize, type TestDatabase } from '../../helpers/database';
 
 export interface ServerProcess {
   baseUrl: string;
@@ -60,6 +60,7 @@ export async function startServerProcess(
       LOG_LEVEL: 'warn',
       // As in startTestApp: tests that are about rate limits turn them on.
       RATE_LIMIT_ENABLED: 'false',
+      DATABASE_POOL_SIZE: String(testPoolSize(10)),
       ...database,
       ...env,
     },

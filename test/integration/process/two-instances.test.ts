@@ -1,6 +1,7 @@
 import { signRequestToken } from '../../helpers/tokens';
 import { startServerProcess, type ServerProcess } from './server-process';
 import { form, json, send } from './http-client';
+import { onSharedServerOnly } from '../../helpers/database';
 
 interface Reply {
   status: number;
@@ -22,7 +23,7 @@ async function call(
   return { status: reply.status, body: reply.text ? JSON.parse(reply.text) : {} };
 }
 
-describe('two service processes on one database', () => {
+onSharedServerOnly()('two service processes on one database', () => {
   let a: ServerProcess;
   let b: ServerProcess;
   let adminToken: string;
