@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { jsonOrFormBody } from '../http/body-parsers';
+import { AUTH_PATHS } from './auth.paths';
 import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
@@ -16,7 +17,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
   const router = Router();
 
   router
-    .route('/api/v1/auth/token')
+    .route(AUTH_PATHS.apiKeyToken)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function exchangeRequestToken(req: Request, res: Response) {
       const { jwt } = parseInput(apiKeyTokenBody, req.body, 'body');
       res.json(await tokens.exchangeRequestToken(jwt, req.ip ?? null));
@@ -24,7 +25,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
     .all(methodNotAllowed(['POST']));
 
   router
-    .route('/api/auth/bearer/token')
+    .route(AUTH_PATHS.token)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, limits.passwordFailures, async function passwordGrant(req: Request, res: Response) {
       const { username, password } = parseInput(passwordTokenBody, req.body, 'body');
       res.json(await tokens.passwordGrant(username, password));
@@ -32,7 +33,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
     .all(methodNotAllowed(['POST']));
 
   router
-    .route('/api/auth/bearer/refresh')
+    .route(AUTH_PATHS.refresh)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function refreshGrant(req: Request, res: Response) {
       const { refresh_token: refreshToken } = parseInput(refreshTokenBody, req.body, 'body');
       res.json(await tokens.refreshGrant(refreshToken));
@@ -40,7 +41,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
     .all(methodNotAllowed(['POST']));
 
   router
-    .route('/.well-known/jwks.json')
+    .route(AUTH_PATHS.jwks)
     .get(async function jwkSet(_req, res) {
       res.setHeader('Cache-Control', 'public, max-age=60');
       res.json(await signingKeys.jwkSet());

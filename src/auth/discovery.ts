@@ -1,14 +1,5 @@
+import { AUTH_PATHS } from './auth.paths';
 import { scopeFor } from './roles';
-
-/** The paths the discovery document points at; the routers serve exactly these. */
-export const OAUTH_PATHS = {
-  jwks: '/.well-known/jwks.json',
-  token: '/api/auth/bearer/token',
-  refresh: '/api/auth/bearer/refresh',
-  revocation: '/api/auth/bearer/revoke',
-  introspection: '/api/auth/bearer/introspect',
-  discovery: '/.well-known/openid-configuration',
-} as const;
 
 export interface DiscoveryDocument {
   issuer: string;
@@ -41,11 +32,11 @@ export function discoveryDocument(issuer: string): DiscoveryDocument {
   const at = (path: string) => `${issuer}${path}`;
   return {
     issuer,
-    jwks_uri: at(OAUTH_PATHS.jwks),
-    token_endpoint: at(OAUTH_PATHS.token),
-    refresh_endpoint: at(OAUTH_PATHS.refresh),
-    revocation_endpoint: at(OAUTH_PATHS.revocation),
-    introspection_endpoint: at(OAUTH_PATHS.introspection),
+    jwks_uri: at(AUTH_PATHS.jwks),
+    token_endpoint: at(AUTH_PATHS.token),
+    refresh_endpoint: at(AUTH_PATHS.refresh),
+    revocation_endpoint: at(AUTH_PATHS.revocation),
+    introspection_endpoint: at(AUTH_PATHS.introspection),
     grant_types_supported: ['password', 'refresh_token'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],

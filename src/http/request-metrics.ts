@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Metrics } from '../metrics/metrics';
+import { TOKEN_ISSUING_PATHS } from '../auth/auth.paths';
 
 /** The routes that issue tokens; their outcomes are counted in tokens_issued_total. */
-const TOKEN_ROUTES = new Set(['/api/v1/auth/token', '/api/auth/bearer/token', '/api/auth/bearer/refresh']);
+const TOKEN_ROUTES = new Set<string>(TOKEN_ISSUING_PATHS);
 
 const joinTemplate = (baseUrl: string, path: string) => (baseUrl && path === '/' ? baseUrl : baseUrl + path);
 
