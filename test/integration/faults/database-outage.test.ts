@@ -1,9 +1,9 @@
 import { createDecipheriv, createHash } from 'node:crypto';
 import { Database } from '../../../src/db/database';
 import { createLogger } from '../../../src/logger';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database';
+import type { TestDatabase } from '../../helpers/database';
 import { startServerProcess, type ServerProcess } from '../process/server-process';
-import { TcpProxy } from './tcp-proxy';
+import { proxiedTestDatabase, type TcpProxy } from './tcp-proxy';
 import { form, json, send } from '../process/http-client';
 
 const admin = { username: 'outage-admin', password: 'outage-admin-pw' };
@@ -41,12 +41,7 @@ describe('database outages', () => {
   let database: TestDatabase;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const target = new URL(database.url);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    const proxied = new URL(database.url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(await proxy.start());
+    ({ proxy, database } = await proxiedTestDatabase());
     server = await startServerProcess(
       {
         DATABASE_CONNECT_TIMEOUT: '1',
@@ -54,14 +49,13 @@ describe('database outages', () => {
         BOOTSTRAP_ADMIN_USERNAME: admin.username,
         BOOTSTRAP_ADMIN_PASSWORD: admin.password,
       },
-      { database: { url: proxied.toString(), drop: async () => undefined } },
+      { database },
     );
     adminToken = (await login(server)).body.access_token;
   }, 60_000);
   afterAll(async () => {
     proxy.setMode('forward');
     await server.cleanup();
-    await proxy.stop();
     await database.drop();
   });
   afterEach(() => proxy.setMode('forward'));

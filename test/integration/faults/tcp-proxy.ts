@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database';
 
 export type ProxyMode = 'forward' | 'refuse' | 'blackhole';
 
@@ -68,4 +69,27 @@ export class TcpProxy {
     client.pipe(upstream);
     upstream.pipe(client);
   }
+}
+
+/**
+ * A fresh test database reached only through a TcpProxy the test can cut. `database.url` goes via
+ * the proxy; `database.drop()` stops the proxy and drops the database.
+ */
+export async function proxiedTestDatabase(): Promise<{ proxy: TcpProxy; database: TestDatabase }> {
+  const direct = await createTestDatabase();
+  const target = new URL(direct.url);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  const url = new URL(direct.url);
+  url.hostname = '127.0.0.1';
+  url.port = String(await proxy.start());
+  return {
+    proxy,
+    database: {
+      url: url.toString(),
+      drop: async () => {
+        await proxy.stop();
+        await direct.drop();
+      },
+    },
+  };
 }

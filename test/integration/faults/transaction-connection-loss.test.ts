@@ -1,7 +1,7 @@
 import { Database, isDatabaseUnavailable } from '../../../src/db/database';
 import { createLogger } from '../../../src/logger';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database';
-import { TcpProxy } from './tcp-proxy';
+import type { TestDatabase } from '../../helpers/database';
+import { proxiedTestDatabase, type TcpProxy } from './tcp-proxy';
 
 describe('a connection lost in the middle of a transaction', () => {
   let database: TestDatabase;
@@ -9,18 +9,12 @@ describe('a connection lost in the middle of a transaction', () => {
   let db: Database;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const target = new URL(database.url);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    const proxied = new URL(database.url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(await proxy.start());
-    db = new Database({ url: proxied.toString(), poolSize: 2, connectionTimeoutMs: 10_000 }, createLogger('silent'));
+    ({ proxy, database } = await proxiedTestDatabase());
+    db = new Database({ url: database.url, poolSize: 2, connectionTimeoutMs: 10_000 }, createLogger('silent'));
   });
   afterAll(async () => {
     proxy.setMode('forward');
     await db.close();
-    await proxy.stop();
     await database.drop();
   });
 
