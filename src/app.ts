@@ -10,6 +10,7 @@ import { authRouter } from './auth/auth.router';
 import { oauthRouter } from './auth/oauth.router';
 import { discoveryDocument } from './auth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
+import { auditRouter } from './audit/audit.router';
 import { buildRateLimits, type RateLimits } from './http/rate-limits';
 import { buildOpenApiDocument } from './openapi/openapi.document';
 import { openApiRouter } from './openapi/openapi.router';
@@ -60,6 +61,7 @@ export function buildApp({
   app.use(openApiRouter(buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
   if (metricsHere) app.use(metricsRouter(metrics));
   app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.authenticator, rateLimits));
+  app.use('/api/v1/audit-events', auditRouter(services.audit, services.authenticator, rateLimits));
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

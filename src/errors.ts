@@ -55,3 +55,16 @@ export const forbidden = (message = 'You are not allowed to perform this operati
   new AppError('Forbidden', message);
 export const notFound = (message: string) => new AppError('NotFound', message);
 export const conflict = (message: string) => new AppError('Conflict', message);
+
+/**
+ * A refused login. The client sees only the message; `reason` (unknown user, wrong password...)
+ * goes to the audit trail, where telling the cases apart helps an operator and harms no one.
+ */
+export class LoginRefusedError extends UnauthorizedError {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}

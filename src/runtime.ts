@@ -6,6 +6,7 @@ import { isDatabaseUnavailable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
 import { createServices, type Services } from './services';
 import type { TokenEvents } from './auth/token.service';
+import { SYSTEM_CONTEXT } from './audit/audit-event';
 
 /**
  * Everything the server and the command line share: database open and migrated, master key
@@ -24,7 +25,7 @@ export async function startRuntime(
     await services.signingKeys.initialise();
     if (config.bootstrapAdmin) {
       const { username, password } = config.bootstrapAdmin;
-      if (await services.users.bootstrapAdmin(username, password)) logger.info({ username }, 'bootstrap admin created');
+      if (await services.users.bootstrapAdmin(username, password, SYSTEM_CONTEXT)) logger.info({ username }, 'bootstrap admin created');
     } else if (options.createFirstAdmin) {
       await announceFirstAdmin(services, config, logger);
     }
@@ -44,7 +45,7 @@ async function announceFirstAdmin(services: Services, config: Config, logger: Lo
     logger.warn('no users exist; create an admin with: npm run cli -- users add <name> --role admin');
     return;
   }
-  const admin = await services.users.createFirstAdmin();
+  const admin = await services.users.createFirstAdmin(SYSTEM_CONTEXT);
   if (!admin) return;
   process.stderr.write(
     [

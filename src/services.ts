@@ -9,6 +9,7 @@ import { TokenService, type TokenEvents } from './auth/token.service';
 import { BearerAuthenticator } from './auth/bearer-authenticator';
 import { RevocationService } from './auth/revocation.service';
 import { IntrospectionService } from './auth/introspection.service';
+import { AuditService } from './audit/audit.service';
 
 export interface Services {
   db: Database;
@@ -19,6 +20,7 @@ export interface Services {
   authenticator: BearerAuthenticator;
   revocation: RevocationService;
   introspection: IntrospectionService;
+  audit: AuditService;
 }
 
 /** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
@@ -44,5 +46,6 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     authenticator: new BearerAuthenticator(db, signer),
     revocation: new RevocationService(db, signer),
     introspection: new IntrospectionService(db, signer),
+    audit: new AuditService(db),
   };
 }

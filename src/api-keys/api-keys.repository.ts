@@ -12,7 +12,10 @@ export interface ApiKeyRow {
 }
 
 export interface ApiKeySecretRow extends ApiKeyRow {
+  key_generation: number;
   key_ciphertext: Buffer;
+  /** The appkey before the last regen, only while its grace lasts. */
+  previous_key_ciphertext: Buffer | null;
 }
 
 // last_login is a bigint, which pg returns as a string; as float8 (exact for Unix seconds) it is a number.
@@ -21,7 +24,9 @@ const COLUMNS = 'id, appname, description, role, last_login::float8 AS last_logi
 const FIND_BY_APPNAME = statement('api-keys.find', `SELECT ${COLUMNS} FROM api_keys WHERE appname = $1`);
 const FIND_SECRET_BY_APPNAME = statement(
   'api-keys.find-secret',
-  `SELECT ${COLUMNS}, key_ciphertext FROM api_keys WHERE appname = $1`,
+  `SELECT ${COLUMNS}, key_generation, key_ciphertext,
+          CASE WHEN previous_key_valid_until > now() THEN previous_key_ciphertext END AS previous_key_ciphertext
+     FROM api_keys WHERE appname = $1`,
 );
 // COALESCE rather than "$1 IS NULL OR": the condition stays an index range under a generic plan
 // (appnames are never empty, so '' sorts before all of them).
@@ -63,8 +68,11 @@ export async function findApiKeySecretByAppname(q: Queryable, appname: string): 
 }
 
 /** Locks the row for the rest of the transaction, so a check-then-write cannot race. */
-export async function findApiKeyForUpdate(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
-  const { rows } = await q.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE appname = $1 FOR UPDATE`, [appname]);
+export async function findApiKeyForUpdate(q: Queryable, appname: string): Promise<(ApiKeyRow & { key_generation: number }) | undefined> {
+  const { rows } = await q.query<ApiKeyRow & { key_generation: number }>(
+    `SELECT ${COLUMNS}, key_generation FROM api_keys WHERE appname = $1 FOR UPDATE`,
+    [appname],
+  );
   return rows[0];
 }
 
@@ -88,19 +96,35 @@ export async function updateApiKeyContent(
   return rows[0]!;
 }
 
+/**
+ * Installs a new appkey as the next generation. With a grace, the current appkey stays valid as the
+ * previous one until then; any older previous appkey is dropped, so at most two are ever valid.
+ */
 export async function replaceApiKeySecret(
   q: Queryable,
   appname: string,
-  content: { description: string; role: Role | null; keyDigest: Buffer; keyCiphertext: Buffer },
-): Promise<ApiKeyRow> {
-  const { rows } = await q.query<ApiKeyRow>(
+  content: { description: string; role: Role | null; keyDigest: Buffer; keyCiphertext: Buffer; graceSeconds: number },
+): Promise<ApiKeyRow & { key_generation: number; previous_key_valid_until: Date | null }> {
+  const { rows } = await q.query<ApiKeyRow & { key_generation: number; previous_key_valid_until: Date | null }>(
     `UPDATE api_keys
-        SET description = $2, role = $3, key_digest = $4, key_ciphertext = $5, updated_at = now()
+        SET description = $2, role = $3, key_digest = $4, key_ciphertext = $5, updated_at = now(),
+            key_generation = key_generation + 1,
+            previous_key_ciphertext = CASE WHEN $6::int > 0 THEN key_ciphertext END,
+            previous_key_valid_until = CASE WHEN $6::int > 0 THEN clock_timestamp() + make_interval(secs => $6::int) END
       WHERE appname = $1
-      RETURNING ${COLUMNS}`,
-    [appname, content.description, content.role, content.keyDigest, content.keyCiphertext],
+      RETURNING ${COLUMNS}, key_generation, previous_key_valid_until`,
+    [appname, content.description, content.role, content.keyDigest, content.keyCiphertext, content.graceSeconds],
   );
   return rows[0]!;
+}
+
+/** Forgets previous appkeys whose grace is over: they can no longer verify anything. */
+export async function clearEndedGraces(q: Queryable): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE api_keys SET previous_key_ciphertext = NULL, previous_key_valid_until = NULL
+      WHERE previous_key_valid_until <= now()`,
+  );
+  return rowCount ?? 0;
 }
 
 export async function deleteApiKey(q: Queryable, appname: string): Promise<void> {

@@ -32,7 +32,7 @@ const envelopeMeta = z
   })
   .meta({ readOnly: true });
 
-function envelopeOf<T extends z.ZodType>(data: T) {
+export function envelopeOf<T extends z.ZodType>(data: T) {
   return z.strictObject({ meta: envelopeMeta, data });
 }
 

@@ -5,8 +5,9 @@ import { jsonBody } from '../http/body-parsers';
 import type { RateLimits } from '../http/rate-limits';
 import { methodNotAllowed } from '../http/error-handler';
 import { parseInput } from '../http/validate';
+import { originOf } from '../http/request-origin';
 import { envelope, presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
-import { appnameParams, createApiKeyBody, listApiKeysQuery, updateApiKeyBody } from './api-keys.schemas';
+import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import type { ApiKeysService } from './api-keys.service';
 
 /**
@@ -26,7 +27,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
     })
     .post(jsonBody, async function createApiKey(req: Request, res: Response) {
       const input = parseInput(createApiKeyBody, req.body, 'body');
-      const { key, appkey } = await service.create(principalOf(res), input);
+      const { key, appkey } = await service.create(principalOf(res), input, originOf(req));
       res.status(201).json(envelope(201, presentApiKeyWithSecret(key, appkey)));
     })
     .all(methodNotAllowed(['GET', 'POST']));
@@ -41,12 +42,12 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
     .put(jsonBody, async function updateApiKey(req: Request, res: Response) {
       const { appname } = parseInput(appnameParams, req.params, 'params');
       const input = parseInput(updateApiKeyBody, req.body, 'body');
-      const key = await service.update(principalOf(res), appname, input);
+      const key = await service.update(principalOf(res), appname, input, originOf(req));
       res.json(envelope(200, presentApiKey(key)));
     })
     .delete(async function deleteApiKey(req: Request, res: Response) {
       const { appname } = parseInput(appnameParams, req.params, 'params');
-      await service.delete(principalOf(res), appname);
+      await service.delete(principalOf(res), appname, originOf(req));
       res.status(204).end();
     })
     .all(methodNotAllowed(['GET', 'PUT', 'DELETE']));
@@ -55,8 +56,9 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
     .route('/:appname/regen')
     .put(jsonBody, async function regenerateApiKey(req: Request, res: Response) {
       const { appname } = parseInput(appnameParams, req.params, 'params');
+      const { grace_seconds: graceSeconds } = parseInput(regenApiKeyQuery, req.query, 'query');
       const input = parseInput(updateApiKeyBody, req.body, 'body');
-      const { key, appkey } = await service.regen(principalOf(res), appname, input);
+      const { key, appkey } = await service.regen(principalOf(res), appname, input, { graceSeconds }, originOf(req));
       res.json(envelope(200, presentApiKeyWithSecret(key, appkey)));
     })
     .all(methodNotAllowed(['PUT']));

@@ -49,6 +49,18 @@ export const listApiKeysQuery = z.strictObject({
   after: appname.optional(),
 });
 
+const MAX_GRACE_SECONDS = 604_800;
+
+export const regenApiKeyQuery = z.strictObject({
+  /** How long the replaced appkey, and the sessions it opened, stay valid: 0 (default) to 604800 seconds. */
+  grace_seconds: z
+    .string()
+    .regex(/^\d{1,6}$/, `must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}`)
+    .transform(Number)
+    .pipe(z.number().max(MAX_GRACE_SECONDS, `must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}`))
+    .default(0),
+});
+
 export type CreateApiKeyInput = z.output<typeof createApiKeyBody>;
 export type UpdateApiKeyInput = z.output<typeof updateApiKeyBody>;
 export type ListApiKeysInput = z.output<typeof listApiKeysQuery>;

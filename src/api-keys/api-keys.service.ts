@@ -4,6 +4,8 @@ import { sha256 } from '../crypto/digest';
 import { forbidden, notFound } from '../errors';
 import { canManageKeyWithRole, canRead, canWrite, type Principal, type Role } from '../auth/roles';
 import { revokeSessionsOfApiKey } from '../sessions/sessions.repository';
+import { contextOf, type RequestOrigin } from '../audit/audit-event';
+import { recordAuditEvent } from '../audit/audit.repository';
 import { generateAppkey } from './appkey';
 import * as keys from './api-keys.repository';
 import type { ApiKeyRow } from './api-keys.repository';
@@ -12,6 +14,18 @@ import type { CreateApiKeyInput, ListApiKeysInput, UpdateApiKeyInput } from './a
 export interface ApiKeyWithSecret {
   key: ApiKeyRow;
   appkey: string;
+}
+
+/** An appkey that may verify a request token right now, with the generation sessions it opens get. */
+export interface ValidAppkey {
+  appkey: string;
+  generation: number;
+}
+
+export interface ApiKeyWithValidAppkeys {
+  key: ApiKeyRow;
+  /** The current appkey first; then the previous one while its grace lasts. */
+  appkeys: ValidAppkey[];
 }
 
 const roleOf = (roles: readonly Role[]): Role | null => roles[0] ?? null;
@@ -33,64 +47,109 @@ export class ApiKeysService {
     return (await keys.findApiKeyByAppname(this.db, appname)) ?? throwNotFound(appname);
   }
 
-  async create(principal: Principal, input: CreateApiKeyInput): Promise<ApiKeyWithSecret> {
+  async create(principal: Principal, input: CreateApiKeyInput, origin: RequestOrigin): Promise<ApiKeyWithSecret> {
     const role = roleOf(input.roles);
     assertCanManage(principal, role);
     const appkey = generateAppkey();
-    const key = await keys.insertApiKey(this.db, {
-      appname: input.appname,
-      description: input.description,
-      role,
-      ...this.sealAppkey(input.appname, appkey),
+    const key = await this.db.withTransaction(async (tx) => {
+      const created = await keys.insertApiKey(tx, {
+        appname: input.appname,
+        description: input.description,
+        role,
+        ...this.sealAppkey(input.appname, appkey),
+      });
+      await recordAuditEvent(tx, contextOf(principal, origin), {
+        type: 'api_key.created',
+        appname: created.appname,
+        details: { role: created.role },
+      });
+      return created;
     });
     return { key, appkey };
   }
 
   /** Replaces description and role; the appkey and its sessions are untouched. */
-  async update(principal: Principal, appname: string, input: UpdateApiKeyInput): Promise<ApiKeyRow> {
+  async update(principal: Principal, appname: string, input: UpdateApiKeyInput, origin: RequestOrigin): Promise<ApiKeyRow> {
     const role = roleOf(input.roles);
     assertCanManage(principal, role);
     return this.db.withTransaction(async (tx) => {
-      await this.lockManageable(tx, principal, appname);
-      return keys.updateApiKeyContent(tx, appname, { description: input.description, role });
+      const before = await this.lockManageable(tx, principal, appname);
+      const after = await keys.updateApiKeyContent(tx, appname, { description: input.description, role });
+      await recordAuditEvent(tx, contextOf(principal, origin), {
+        type: 'api_key.updated',
+        appname,
+        details: { role_before: before.role, role_after: after.role },
+      });
+      return after;
     });
   }
 
-  /** Replaces the record and issues a new appkey; the old appkey and all its sessions die at once. */
-  async regen(principal: Principal, appname: string, input: UpdateApiKeyInput): Promise<ApiKeyWithSecret> {
+  /**
+   * Replaces the record and issues a new appkey. Without a grace the old appkey and all its sessions
+   * die at once; with one, they live on until it ends. Either way any appkey older than the one
+   * replaced dies now, so a regen during a grace ends that grace.
+   */
+  async regen(
+    principal: Principal,
+    appname: string,
+    input: UpdateApiKeyInput,
+    { graceSeconds }: { graceSeconds: number },
+    origin: RequestOrigin,
+  ): Promise<ApiKeyWithSecret> {
     const role = roleOf(input.roles);
     assertCanManage(principal, role);
     const appkey = generateAppkey();
     const key = await this.db.withTransaction(async (tx) => {
-      const current = await this.lockManageable(tx, principal, appname);
-      await revokeSessionsOfApiKey(tx, current.id, 'api key regenerated');
-      return keys.replaceApiKeySecret(tx, appname, {
+      const before = await this.lockManageable(tx, principal, appname);
+      const after = await keys.replaceApiKeySecret(tx, appname, {
         description: input.description,
         role,
+        graceSeconds,
         ...this.sealAppkey(appname, appkey),
       });
+      const stillValid = graceSeconds > 0 ? before.key_generation : after.key_generation;
+      const revoked = await revokeSessionsOfApiKey(tx, before.id, stillValid, 'api key regenerated');
+      await recordAuditEvent(tx, contextOf(principal, origin), {
+        type: 'api_key.regenerated',
+        appname,
+        details: {
+          role_before: before.role,
+          role_after: after.role,
+          grace_seconds: graceSeconds,
+          previous_key_valid_until: after.previous_key_valid_until?.toISOString() ?? null,
+          sessions_revoked: revoked,
+        },
+      });
+      return after;
     });
     return { key, appkey };
   }
 
   /** Deletes the key; its sessions go with it (ON DELETE CASCADE), so its tokens stop working. */
-  async delete(principal: Principal, appname: string): Promise<void> {
+  async delete(principal: Principal, appname: string, origin: RequestOrigin): Promise<void> {
     if (!canWrite(principal.role)) throw forbidden();
     await this.db.withTransaction(async (tx) => {
-      await this.lockManageable(tx, principal, appname);
+      const before = await this.lockManageable(tx, principal, appname);
       await keys.deleteApiKey(tx, appname);
+      await recordAuditEvent(tx, contextOf(principal, origin), {
+        type: 'api_key.deleted',
+        appname,
+        details: { role: before.role },
+      });
     });
   }
 
-  /** The key and its appkey in the clear, for verifying a request token. */
-  async findWithAppkey(appname: string): Promise<ApiKeyWithSecret | undefined> {
+  /** The key and the appkeys, in the clear, that may verify a request token now. */
+  async findWithValidAppkeys(appname: string): Promise<ApiKeyWithValidAppkeys | undefined> {
     const row = await keys.findApiKeySecretByAppname(this.db, appname);
     if (!row) return undefined;
-    const { key_ciphertext: sealed, ...key } = row;
-    return { key, appkey: this.box.open(sealed, appname).toString('utf8') };
+    const { key_ciphertext: sealed, previous_key_ciphertext: previous, key_generation: generation, ...key } = row;
+    const appkeys = [{ appkey: this.box.open(sealed, appname).toString('utf8'), generation }];
+    if (previous) appkeys.push({ appkey: this.box.open(previous, appname).toString('utf8'), generation: generation - 1 });
+    return { key, appkeys };
   }
 
-  private async lockManageable(tx: Queryable, principal: Principal, appname: string): Promise<ApiKeyRow> {
+  private async lockManageable(tx: Queryable, principal: Principal, appname: string) {
     const current = (await keys.findApiKeyForUpdate(tx, appname)) ?? throwNotFound(appname);
     assertCanManage(principal, current.role);
     return current;

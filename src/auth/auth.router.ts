@@ -5,6 +5,7 @@ import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
+import { originOf } from '../http/request-origin';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from './auth.schemas';
 import type { SigningKeysService } from './signing-keys.service';
 import type { TokenService } from './token.service';
@@ -20,7 +21,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
     .route(AUTH_PATHS.apiKeyToken)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function exchangeRequestToken(req: Request, res: Response) {
       const { jwt } = parseInput(apiKeyTokenBody, req.body, 'body');
-      res.json(await tokens.exchangeRequestToken(jwt, req.ip ?? null));
+      res.json(await tokens.exchangeRequestToken(jwt, originOf(req)));
     })
     .all(methodNotAllowed(['POST']));
 
@@ -28,7 +29,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
     .route(AUTH_PATHS.token)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, limits.passwordFailures, async function passwordGrant(req: Request, res: Response) {
       const { username, password } = parseInput(passwordTokenBody, req.body, 'body');
-      res.json(await tokens.passwordGrant(username, password));
+      res.json(await tokens.passwordGrant(username, password, originOf(req)));
     })
     .all(methodNotAllowed(['POST']));
 
@@ -36,7 +37,7 @@ export function authRouter(tokens: TokenService, signingKeys: SigningKeysService
     .route(AUTH_PATHS.refresh)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function refreshGrant(req: Request, res: Response) {
       const { refresh_token: refreshToken } = parseInput(refreshTokenBody, req.body, 'body');
-      res.json(await tokens.refreshGrant(refreshToken));
+      res.json(await tokens.refreshGrant(refreshToken, originOf(req)));
     })
     .all(methodNotAllowed(['POST']));
 

@@ -5,6 +5,7 @@ import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
+import { originOf } from '../http/request-origin';
 import type { BearerAuthenticator } from './bearer-authenticator';
 import { AUTH_PATHS } from './auth.paths';
 import type { DiscoveryDocument } from './discovery';
@@ -31,7 +32,7 @@ export function oauthRouter({ revocation, introspection, authenticator, discover
     .route(AUTH_PATHS.revocation)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function revokeToken(req: Request, res: Response) {
       const { token, token_type_hint: hint } = parseInput(revocationBody, req.body, 'body');
-      await revocation.revoke(token, hint);
+      await revocation.revoke(token, hint, originOf(req));
       // RFC 7009 §2.2: 200 whether or not the token was valid; the body is empty.
       res.status(200).end();
     })

@@ -1,6 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { UnauthorizedError } from '../errors';
+import { LoginRefusedError } from '../errors';
+import type { LoginFailureReason } from '../audit/audit-event';
 import { nowSeconds } from './jwt';
 import { APPNAME_PATTERN } from '../api-keys/api-keys.schemas';
 
@@ -17,41 +18,51 @@ export interface RequestTokenClaims {
   exp: number;
 }
 
-const refuse = (message: string) => new UnauthorizedError(message);
+const refuse = (message: string, reason: LoginFailureReason = 'invalid_request_token') => new LoginRefusedError(message, reason);
 
 /** The appname a request token claims to come from (`iss`), read before any verification. */
 export function claimedAppname(token: string): string {
   const decoded = jwt.decode(token, { complete: true });
-  if (!decoded || typeof decoded.payload === 'string') throw refuse('Request token is not a valid JWT');
+  if (!decoded || typeof decoded.payload === 'string') throw refuse('Request token is not a valid JWT', 'malformed_request_token');
   if (!REQUEST_TOKEN_ALGORITHMS.includes(decoded.header.alg as jwt.Algorithm)) {
-    throw refuse('Request token must be signed with HS256, HS384 or HS512');
+    throw refuse('Request token must be signed with HS256, HS384 or HS512', 'malformed_request_token');
   }
   const iss = decoded.payload.iss;
   // Unverified input about to reach a query: only a possible appname goes further.
-  if (typeof iss !== 'string' || !APPNAME_PATTERN.test(iss)) throw refuse('Request token must carry the appname as iss');
+  if (typeof iss !== 'string' || !APPNAME_PATTERN.test(iss)) throw refuse('Request token must carry the appname as iss', 'malformed_request_token');
   return iss;
 }
 
+/** Signature, algorithm and exp, against each appkey in turn; the first that signed the token wins. */
+function verifyWithAny(token: string, appkeys: readonly string[], clockTolerance: number) {
+  for (let i = 0; i < appkeys.length; i++) {
+    try {
+      const secret = createSecretKey(Buffer.from(appkeys[i]!, 'utf8'));
+      const payload = jwt.verify(token, secret, { algorithms: REQUEST_TOKEN_ALGORITHMS, clockTolerance }) as jwt.JwtPayload;
+      return { payload, signedWith: i };
+    } catch (err) {
+      // jsonwebtoken checks the signature first: only a wrong signature is worth trying the next appkey.
+      const wrongKey = err instanceof jwt.JsonWebTokenError && err.message === 'invalid signature';
+      if (wrongKey && i + 1 < appkeys.length) continue;
+      if (err instanceof jwt.TokenExpiredError) throw refuse('Request token has expired', 'expired_request_token');
+      // Bad signature and unknown appname read the same, so appnames cannot be probed.
+      throw refuse('Invalid request token');
+    }
+  }
+  throw refuse('Invalid request token');
+}
+
 /**
- * Checks a request token against the key's appkey (the HMAC secret) and the contract's claim rules.
- * The replay check is the caller's: it needs the database.
+ * Checks a request token against the key's valid appkeys (HMAC secrets: the current one, then the
+ * previous one during a regen's grace) and the contract's claim rules. Returns the claims and the
+ * index of the appkey that signed it. The replay check is the caller's: it needs the database.
  */
 export function verifyRequestToken(
   token: string,
-  appkey: string,
+  appkeys: readonly string[],
   expected: { issuer: string; clockTolerance: number },
-): RequestTokenClaims {
-  let claims: jwt.JwtPayload;
-  try {
-    claims = jwt.verify(token, createSecretKey(Buffer.from(appkey, 'utf8')), {
-      algorithms: REQUEST_TOKEN_ALGORITHMS,
-      clockTolerance: expected.clockTolerance,
-    }) as jwt.JwtPayload;
-  } catch (err) {
-    if (err instanceof jwt.TokenExpiredError) throw refuse('Request token has expired');
-    // Bad signature and unknown appname read the same, so appnames cannot be probed.
-    throw refuse('Invalid request token');
-  }
+): { claims: RequestTokenClaims; signedWith: number } {
+  const { payload: claims, signedWith } = verifyWithAny(token, appkeys, expected.clockTolerance);
   const { iss, sub, aud, jti, iat, exp } = claims;
   if (typeof jti !== 'string' || jti.length > MAX_JTI_LENGTH || !PRINTABLE.test(jti)) {
     throw refuse(`Request token must carry a jti of 1 to ${MAX_JTI_LENGTH} printable characters`);
@@ -65,5 +76,5 @@ export function verifyRequestToken(
   if (exp - iat > MAX_REQUEST_TOKEN_LIFETIME) {
     throw refuse(`Request token lifetime (exp - iat) must be at most ${MAX_REQUEST_TOKEN_LIFETIME} seconds`);
   }
-  return { appname: iss as string, jti, iat, exp };
+  return { claims: { appname: iss as string, jti, iat, exp }, signedWith };
 }

@@ -3,6 +3,7 @@ import { revokeSession } from '../sessions/sessions.repository';
 import type { TokenSigner } from './jwt';
 import type { TokenTypeHint } from './oauth.schemas';
 import { verifyPresentedToken } from './presented-token';
+import type { RequestOrigin } from '../audit/audit-event';
 
 /**
  * RFC 7009 revocation, which is how a client logs out: an access or refresh token ends its whole
@@ -14,10 +15,10 @@ export class RevocationService {
     private readonly signer: TokenSigner,
   ) {}
 
-  async revoke(token: string, hint?: TokenTypeHint): Promise<void> {
+  async revoke(token: string, hint: TokenTypeHint | undefined, origin: RequestOrigin): Promise<void> {
     const presented = await verifyPresentedToken(this.signer, token, hint);
     if (!presented) return;
     const via = presented.kind === 'Refresh' ? 'refresh token' : 'access token';
-    await revokeSession(this.db, presented.claims.sid, `revoked by client (${via})`);
+    await revokeSession(this.db, presented.claims.sid, `revoked by client (${via})`, origin);
   }
 }

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
-import { UnauthorizedError } from '../errors';
+import { LoginRefusedError, UnauthorizedError } from '../errors';
 import type { ApiKeysService } from '../api-keys/api-keys.service';
 import type { UsersService } from '../users/users.service';
 import {
-  insertSession,
   openApiKeySession,
+  openUserSession,
   revokeSessionOnReuse,
   rotateRefreshToken,
   type SessionTimes,
 } from '../sessions/sessions.repository';
+import type { RequestOrigin } from '../audit/audit-event';
+import { recordAuditEvent } from '../audit/audit.repository';
 import { nowSeconds, type TokenSigner } from './jwt';
 import { claimedAppname, verifyRequestToken } from './request-token';
 import { scopeFor, type PrincipalType, type Role } from './roles';
@@ -59,44 +61,44 @@ export class TokenService {
     private readonly events: TokenEvents = {},
   ) {}
 
-  async exchangeRequestToken(requestToken: string, clientIp: string | null): Promise<TokenResponse> {
-    const appname = claimedAppname(requestToken);
-    const found = await this.apiKeys.findWithAppkey(appname);
-    if (!found) throw new UnauthorizedError('Invalid request token');
-    const claims = verifyRequestToken(requestToken, found.appkey, this.settings);
-    const { key } = found;
-
-    const now = nowSeconds();
-    const sessionId = randomUUID();
-    const refreshJti = randomUUID();
-    const times = await openApiKeySession(this.db, {
-      now,
-      id: sessionId,
-      apiKeyId: key.id,
-      ...this.sessionLifetimes(refreshJti),
-      jti: claims.jti,
-      // Replays are refused for as long as the token could still be accepted.
-      jtiExpiresAt: claims.exp + this.settings.clockTolerance,
-      clientIp,
-    });
-    if (!times) throw new UnauthorizedError('Request token has already been used');
-    return this.issue({ type: 'api_key', id: key.id, name: key.appname, role: key.role }, sessionId, refreshJti, times, now);
+  async exchangeRequestToken(requestToken: string, origin: RequestOrigin): Promise<TokenResponse> {
+    let appname: string | null = null;
+    try {
+      appname = claimedAppname(requestToken);
+      return await this.openApiKeySession(appname, requestToken, origin);
+    } catch (err) {
+      if (err instanceof LoginRefusedError) await this.recordFailedLogin(err, origin, { appname });
+      throw err;
+    }
   }
 
-  async passwordGrant(username: string, password: string): Promise<TokenResponse> {
-    const user = await this.users.verifyCredentials(username, password);
-    const now = nowSeconds();
-    const sessionId = randomUUID();
-    const refreshJti = randomUUID();
-    const times = await insertSession(this.db, { now, id: sessionId, userId: user.id, ...this.sessionLifetimes(refreshJti) });
-    return this.issue({ type: 'user', id: user.id, name: user.username, role: user.role }, sessionId, refreshJti, times, now);
+  async passwordGrant(username: string, password: string, origin: RequestOrigin): Promise<TokenResponse> {
+    try {
+      const user = await this.users.verifyCredentials(username, password);
+      const now = nowSeconds();
+      const sessionId = randomUUID();
+      const refreshJti = randomUUID();
+      const times = await openUserSession(this.db, {
+        now,
+        id: sessionId,
+        userId: user.id,
+        username: user.username,
+        ...this.sessionLifetimes(refreshJti),
+        origin,
+      });
+      return await this.issue({ type: 'user', id: user.id, name: user.username, role: user.role }, sessionId, refreshJti, times, now);
+    } catch (err) {
+      // No username is longer than 64 characters; a longer one is cut so a caller cannot grow the trail at will.
+      if (err instanceof LoginRefusedError) await this.recordFailedLogin(err, origin, { username: username.slice(0, 64) });
+      throw err;
+    }
   }
 
   /**
    * Consumes the refresh token and issues a new pair in the same session. A token that verifies but
    * is no longer the session's current one has been used before: the session is revoked.
    */
-  async refreshGrant(refreshToken: string): Promise<TokenResponse> {
+  async refreshGrant(refreshToken: string, origin: RequestOrigin): Promise<TokenResponse> {
     const claims = await this.signer.verify(refreshToken, 'Refresh');
     const now = nowSeconds();
     const newJti = randomUUID();
@@ -107,9 +109,10 @@ export class TokenService {
       presentedJti: claims.jti,
       newJti,
       refreshTtlSeconds: this.settings.refreshTokenTtl,
+      origin,
     });
     if (!rotated) {
-      if (await revokeSessionOnReuse(this.db, claims.sid, claims.jti)) {
+      if (await revokeSessionOnReuse(this.db, claims.sid, claims.jti, origin)) {
         this.events.onRefreshReuse?.();
         throw new UnauthorizedError('Refresh token was already used; the session has been revoked');
       }
@@ -122,6 +125,51 @@ export class TokenService {
       newJti,
       times,
       now,
+    );
+  }
+
+  private async openApiKeySession(appname: string, requestToken: string, origin: RequestOrigin): Promise<TokenResponse> {
+    const found = await this.apiKeys.findWithValidAppkeys(appname);
+    if (!found) throw new LoginRefusedError('Invalid request token', 'unknown_api_key');
+    const { key, appkeys } = found;
+    const { claims, signedWith } = verifyRequestToken(
+      requestToken,
+      appkeys.map((k) => k.appkey),
+      this.settings,
+    );
+
+    const now = nowSeconds();
+    const sessionId = randomUUID();
+    const refreshJti = randomUUID();
+    const outcome = await openApiKeySession(this.db, {
+      now,
+      id: sessionId,
+      apiKeyId: key.id,
+      keyGeneration: appkeys[signedWith]!.generation,
+      ...this.sessionLifetimes(refreshJti),
+      jti: claims.jti,
+      // Replays are refused for as long as the token could still be accepted.
+      jtiExpiresAt: claims.exp + this.settings.clockTolerance,
+      origin,
+    });
+    if (!outcome.opened) {
+      // Not replayed: a regen replaced the appkey that signed the token while it was being checked.
+      if (outcome.replayed) throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
+      throw new LoginRefusedError('Invalid request token', 'invalid_request_token');
+    }
+    return this.issue({ type: 'api_key', id: key.id, name: key.appname, role: key.role }, sessionId, refreshJti, outcome.times, now);
+  }
+
+  /** A refused login leaves a trace even though nothing changed; its reason is for operators only. */
+  private async recordFailedLogin(
+    err: LoginRefusedError,
+    origin: RequestOrigin,
+    who: { appname?: string | null; username?: string },
+  ): Promise<void> {
+    await recordAuditEvent(
+      this.db,
+      { ...origin, actor: 'anonymous' },
+      { type: 'login.failed', ...who, details: { route: origin.route, reason: err.reason } },
     );
   }
 

@@ -1,4 +1,5 @@
 import type { UsersService } from '../users/users.service';
+import { CLI_CONTEXT } from '../audit/audit-event';
 import { readSecret } from './read-secret';
 
 export const USERS_USAGE = `users add <username> [--role viewer|editor|admin|none]   password from stdin or a prompt
@@ -26,7 +27,7 @@ export async function runUsersCommand(users: UsersService, [action, ...args]: st
   switch (action) {
     case 'add': {
       const username = required(args[0], '<username>');
-      const user = await users.add(username, await readSecret(`Password for ${username}: `), roleOption(args));
+      const user = await users.add(username, await readSecret(`Password for ${username}: `), roleOption(args), CLI_CONTEXT);
       return `Created user ${user.username} (role: ${user.role ?? 'none'})`;
     }
     case 'list': {
@@ -37,22 +38,22 @@ export async function runUsersCommand(users: UsersService, [action, ...args]: st
     case 'set-role': {
       const username = required(args[0], '<username>');
       const role = required(args[1], '<role>');
-      await users.setRole(username, role);
+      await users.setRole(username, role, CLI_CONTEXT);
       return `Role of ${username} is now ${role}`;
     }
     case 'set-password': {
       const username = required(args[0], '<username>');
-      await users.setPassword(username, await readSecret(`New password for ${username}: `));
+      await users.setPassword(username, await readSecret(`New password for ${username}: `), CLI_CONTEXT);
       return `Password of ${username} changed`;
     }
     case 'disable': {
       const username = required(args[0], '<username>');
-      await users.disable(username);
+      await users.disable(username, CLI_CONTEXT);
       return `Disabled ${username} and ended their sessions`;
     }
     case 'delete': {
       const username = required(args[0], '<username>');
-      await users.delete(username);
+      await users.delete(username, CLI_CONTEXT);
       return `Deleted ${username}`;
     }
     default:

@@ -1,11 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Metrics } from '../metrics/metrics';
 import { TOKEN_ISSUING_PATHS } from '../auth/auth.paths';
+import { joinTemplate } from './request-origin';
 
 /** The routes that issue tokens; their outcomes are counted in tokens_issued_total. */
 const TOKEN_ROUTES = new Set<string>(TOKEN_ISSUING_PATHS);
-
-const joinTemplate = (baseUrl: string, path: string) => (baseUrl && path === '/' ? baseUrl : baseUrl + path);
 
 /**
  * Times every request and records it on 'finish' under its route template (`/api/v1/api-keys/:appname`,

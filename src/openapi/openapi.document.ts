@@ -1,6 +1,16 @@
 import { ERROR_STATUS, type ErrorName } from '../errors';
 import { errorBodyOf } from './error.responses';
-import { appnameParameter, componentSchemas, inlineSchema, listQueryParameters, schemaRef, type JsonSchema, type SchemaName } from './openapi.schemas';
+import {
+  appnameParameter,
+  auditQueryParameters,
+  componentSchemas,
+  inlineSchema,
+  listQueryParameters,
+  regenQueryParameters,
+  schemaRef,
+  type JsonSchema,
+  type SchemaName,
+} from './openapi.schemas';
 
 type Json = Record<string, unknown>;
 
@@ -167,6 +177,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     servers: [{ url: issuer }],
     tags: [
       { name: 'API keys', description: 'The API key resource; every operation needs a bearer access token.' },
+      { name: 'Audit', description: 'The append-only trail of security events; admins only.' },
       { name: 'Tokens', description: 'The three ways to obtain a bearer access token, and revoking and introspecting tokens.' },
       { name: 'Platform', description: 'Health, signing keys, discovery and this document; no token needed.' },
     ],
@@ -200,9 +211,23 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
       '/api/v1/api-keys/{appname}/regen': {
         parameters: [{ $ref: '#/components/parameters/Appname' }],
         put: keyOperation('v1_api_keys_appname_regen_put', 'Regenerate an API key\'s appkey (and replace its contents)', {
+          parameters: regenQueryParameters(),
           requestBody: jsonBody('UpdateApiKeyBody', 'The complete new contents; omitted fields become empty.'),
-          responses: { 200: ok('The key, with its new appkey; the old one and its sessions stop working.', 'ApiKeyWithAppkeyEnvelope'), ...errors(...keyBodyErrors) },
+          responses: { 200: ok('The key, with its new appkey; the old one and its sessions stop working now, or when grace_seconds have passed.', 'ApiKeyWithAppkeyEnvelope'), ...errors(...keyBodyErrors) },
         }),
+      },
+      '/api/v1/audit-events': {
+        get: {
+          operationId: 'v1_audit_events_get',
+          summary: 'Page through the audit trail, newest first (admin only; read-only)',
+          tags: ['Audit'],
+          security: BEARER,
+          parameters: auditQueryParameters(),
+          responses: {
+            200: ok('A page of audit events, newest first.', 'AuditEventListEnvelope'),
+            ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'TooManyRequests'),
+          },
+        },
       },
       '/api/v1/auth/token': { post: tokenOperation('v1_auth_token_post', 'Token via an API key request token', 'ApiKeyTokenBody') },
       '/api/auth/bearer/token': { post: tokenOperation('auth_bearer_token_post', 'Token via user credentials', 'PasswordTokenBody') },

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { appnameParams, createApiKeyBody, listApiKeysQuery, updateApiKeyBody } from '../api-keys/api-keys.schemas';
+import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from '../api-keys/api-keys.schemas';
+import { auditEventListEnvelope, auditEventRecord } from '../audit/audit.responses';
+import { listAuditEventsQuery } from '../audit/audit.schemas';
 import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from '../api-keys/api-keys.responses';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../auth/auth.schemas';
 import { jwkSet, tokenResponse } from '../auth/auth.responses';
@@ -38,6 +40,8 @@ const RESPONSE_SCHEMAS = {
   ApiKeyEnvelope: apiKeyEnvelope,
   ApiKeyWithAppkeyEnvelope: apiKeyWithAppkeyEnvelope,
   ApiKeyListEnvelope: apiKeyListEnvelope,
+  AuditEvent: auditEventRecord,
+  AuditEventListEnvelope: auditEventListEnvelope,
   TokenResponse: tokenResponse,
   JwkSet: jwkSet,
   IntrospectionResponse: introspectionResponse,
@@ -99,5 +103,25 @@ export function listQueryParameters() {
   return parametersOf(listApiKeysQuery, 'query', {
     limit: 'Page size, 1 to 1000; 1000 when omitted.',
     after: 'Return only keys whose appname sorts strictly after this one (byte order).',
+  });
+}
+
+export function regenQueryParameters() {
+  return parametersOf(regenApiKeyQuery, 'query', {
+    grace_seconds:
+      'Seconds (0 to 604800; 0 when omitted) during which the replaced appkey, and the sessions it opened, keep working. A regen during a grace ends that grace at once.',
+  });
+}
+
+export function auditQueryParameters() {
+  return parametersOf(listAuditEventsQuery, 'query', {
+    limit: 'Page size, 1 to 1000; 100 when omitted.',
+    before: 'Only events with a smaller id: the last id of the previous page.',
+    appname: 'Only events about this API key.',
+    username: 'Only events about this user.',
+    actor: 'Only events by this actor, e.g. user:alice, api_key:billing, cli, system, anonymous.',
+    type: 'Only events of this type.',
+    since: 'Only events at or after this instant (ISO 8601 with a time zone).',
+    until: 'Only events before this instant (ISO 8601 with a time zone).',
   });
 }

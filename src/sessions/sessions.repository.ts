@@ -1,15 +1,16 @@
 import { statement, type Queryable } from '../db/database';
 import type { PrincipalType, Role } from '../auth/roles';
+import type { RequestOrigin } from '../audit/audit-event';
+import { auditInsertFrom } from '../audit/audit.repository';
 
 export interface NewSession {
   /** Unix seconds the caller also stamps into the tokens, so token exp and stored expiry agree. */
   now: number;
   id: string;
-  userId?: string;
-  apiKeyId?: string;
   refreshJti: string;
   refreshTtlSeconds: number;
   maxTtlSeconds: number;
+  origin: RequestOrigin;
 }
 
 export interface SessionTimes {
@@ -33,7 +34,8 @@ const TIMES = `${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('cr
 
 /**
  * Session $1 with its principal, only if all of it is still live: session not revoked or past its
- * end, user not disabled or deleted, key not deleted. Shared by the bearer check and refresh.
+ * end, user not disabled or deleted, key not deleted, and opened with the key's current appkey or
+ * with the previous one while its grace lasts. Shared by the bearer check, refresh and introspection.
  */
 const LIVE_PRINCIPAL = `
   SELECT s.id AS session_id,
@@ -44,8 +46,21 @@ const LIVE_PRINCIPAL = `
     FROM sessions s
     LEFT JOIN users u ON u.id = s.user_id AND NOT u.disabled
     LEFT JOIN api_keys k ON k.id = s.api_key_id
+          AND (s.key_generation = k.key_generation
+               OR (s.key_generation = k.key_generation - 1 AND k.previous_key_valid_until > now()))
    WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
      AND (u.id IS NOT NULL OR k.id IS NOT NULL)`;
+
+/** The request's origin is the last three parameters of every statement that records an event. */
+const originOf = (first: number) => ({ clientAddress: `$${first}`, requestId: `$${first + 1}`, route: `$${first + 2}::text` });
+const originValues = (o: RequestOrigin) => [o.clientAddress, o.requestId, o.route];
+
+/** Audit columns for rows of `source` that carry `type` ('user' | 'api_key') and `name`. */
+const principalColumns = (source: string) => ({
+  actor: `${source}.type || ':' || ${source}.name`,
+  appname: `CASE WHEN ${source}.type = 'api_key' THEN ${source}.name END`,
+  username: `CASE WHEN ${source}.type = 'user' THEN ${source}.name END`,
+});
 
 const FIND_LIVE_PRINCIPAL = statement('sessions.find-live-principal', LIVE_PRINCIPAL);
 
@@ -55,69 +70,127 @@ const FIND_LIVE_REFRESH_PRINCIPAL = statement(
   `${LIVE_PRINCIPAL} AND s.refresh_jti = $2`,
 );
 
-/** The refresh token never outlives the session's absolute end. */
-const INSERT_SESSION = statement(
-  'sessions.insert',
-  `INSERT INTO sessions (id, user_id, api_key_id, refresh_jti, created_at, expires_at, refresh_expires_at)
-   VALUES ($1, $2, $3, $4, to_timestamp($7), to_timestamp($7 + $6::int), to_timestamp($7 + LEAST($5::int, $6::int)))
-   RETURNING ${TIMES}`,
-);
+/** A user's login: the session (its refresh token never outlives its absolute end) and its audit event. */
+const OPEN_USER_SESSION = (() => {
+  const origin = originOf(8);
+  return statement(
+    'sessions.open-user-session',
+    `WITH opened AS (
+       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at)
+       VALUES ($1, $2, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int)))
+       RETURNING id, refresh_expires_at, created_at
+     ), audit AS (
+       ${auditInsertFrom('opened', {
+         type: 'token.issued',
+         actor: "'user:' || $7::text",
+         username: '$7::text',
+         ...origin,
+         details: `jsonb_build_object('route', ${origin.route}, 'session_id', opened.id)`,
+       })}
+     )
+     SELECT ${TIMES} FROM opened`,
+  );
+})();
 
 /**
  * One conditional UPDATE: the row lock and PostgreSQL's re-check of `refresh_jti = presented` after
  * waiting for it let exactly one of several concurrent refreshes with one token through.
  */
-const ROTATE_REFRESH_TOKEN = statement(
-  'sessions.rotate-refresh-token',
-  `WITH live AS (${LIVE_PRINCIPAL})
-   UPDATE sessions
-      SET refresh_jti = $3,
-          refresh_expires_at = LEAST(to_timestamp($5 + $4::int), sessions.expires_at)
-     FROM live
-    WHERE sessions.id = live.session_id AND sessions.refresh_jti = $2 AND live.principal_id = $6
-    RETURNING live.*, ${EPOCH('sessions.refresh_expires_at')} AS refresh_expires_at,
-              ${EPOCH('sessions.created_at')} AS created_at`,
-);
+const ROTATE_REFRESH_TOKEN = (() => {
+  const origin = originOf(7);
+  return statement(
+    'sessions.rotate-refresh-token',
+    `WITH live AS (${LIVE_PRINCIPAL}),
+     rotated AS (
+       UPDATE sessions
+          SET refresh_jti = $3,
+              refresh_expires_at = LEAST(to_timestamp($5 + $4::int), sessions.expires_at)
+         FROM live
+        WHERE sessions.id = live.session_id AND sessions.refresh_jti = $2 AND live.principal_id = $6
+        RETURNING live.*, ${EPOCH('sessions.refresh_expires_at')} AS refresh_expires_at,
+                  ${EPOCH('sessions.created_at')} AS created_at
+     ), audit AS (
+       ${auditInsertFrom('rotated', {
+         type: 'token.issued',
+         ...principalColumns('rotated'),
+         ...origin,
+         details: `jsonb_build_object('route', ${origin.route}, 'session_id', rotated.session_id)`,
+       })}
+     )
+     SELECT * FROM rotated`,
+  );
+})();
 
-/** Data-modifying CTEs: jti recorded (its primary key refuses a replay), last login stamped, session opened. */
-const OPEN_API_KEY_SESSION = statement(
-  'sessions.open-api-key-session',
-  `WITH fresh AS (
-     INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-     VALUES ($2, $7, to_timestamp($8))
-     ON CONFLICT DO NOTHING
-     RETURNING api_key_id
-   ), login AS (
-     UPDATE api_keys SET last_login = $6::bigint, last_ip = $9
-      WHERE id = (SELECT api_key_id FROM fresh)
-     RETURNING id
-   )
-   INSERT INTO sessions (id, api_key_id, refresh_jti, created_at, expires_at, refresh_expires_at)
-   SELECT $1, id, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
-     FROM login
-   RETURNING ${TIMES}`,
-);
+/**
+ * An API key's login in one statement: the jti recorded (its primary key refuses a replay), then,
+ * only for a fresh jti and only while the appkey generation that verified the token is still valid,
+ * last login stamped, session opened and the event recorded. Always one row back: `fresh` says
+ * whether the jti was new, and the times are null when no session was opened.
+ */
+const OPEN_API_KEY_SESSION = (() => {
+  const origin = originOf(11);
+  return statement(
+    'sessions.open-api-key-session',
+    `WITH fresh AS (
+       INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
+       VALUES ($2, $7, to_timestamp($8))
+       ON CONFLICT DO NOTHING
+       RETURNING api_key_id
+     ), login AS (
+       UPDATE api_keys SET last_login = $6::bigint, last_ip = $9
+        WHERE id = (SELECT api_key_id FROM fresh)
+          AND (key_generation = $10
+               OR (key_generation = $10 + 1 AND previous_key_valid_until > now()))
+       RETURNING id, appname
+     ), opened AS (
+       INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at)
+       SELECT $1, id, $10, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
+         FROM login
+       RETURNING refresh_expires_at, created_at
+     ), audit AS (
+       ${auditInsertFrom('login', {
+         type: 'token.issued',
+         actor: "'api_key:' || login.appname",
+         appname: 'login.appname',
+         ...origin,
+         details: `jsonb_build_object('route', ${origin.route}, 'session_id', $1::uuid)`,
+       })}
+     )
+     SELECT EXISTS (SELECT 1 FROM fresh) AS fresh, opened_times.*
+       FROM (VALUES (1)) AS one LEFT JOIN (SELECT ${TIMES} FROM opened) AS opened_times ON true`,
+  );
+})();
 
-export async function insertSession(q: Queryable, s: NewSession): Promise<SessionTimes> {
-  const { rows } = await q.run<SessionTimes>(INSERT_SESSION, [
+/** Opens a user's session and records the login, in one statement. */
+export async function openUserSession(q: Queryable, s: NewSession & { userId: string; username: string }): Promise<SessionTimes> {
+  const { rows } = await q.run<SessionTimes>(OPEN_USER_SESSION, [
     s.id,
-    s.userId ?? null,
-    s.apiKeyId ?? null,
+    s.userId,
     s.refreshJti,
     s.refreshTtlSeconds,
     s.maxTtlSeconds,
     s.now,
+    s.username,
+    ...originValues(s.origin),
   ]);
   return rows[0]!;
 }
 
 /**
  * Swaps the presented refresh token for a new one, only while session, principal and sub are
- * live. Returns the principal and the new times, or undefined when nothing matched.
+ * live, and records the issue. Returns the principal and the new times, or undefined when nothing matched.
  */
 export async function rotateRefreshToken(
   q: Queryable,
-  r: { now: number; sessionId: string; principalId: string; presentedJti: string; newJti: string; refreshTtlSeconds: number },
+  r: {
+    now: number;
+    sessionId: string;
+    principalId: string;
+    presentedJti: string;
+    newJti: string;
+    refreshTtlSeconds: number;
+    origin: RequestOrigin;
+  },
 ): Promise<{ principal: LivePrincipalRow; times: SessionTimes } | undefined> {
   const { rows } = await q.run<LivePrincipalRow & SessionTimes>(ROTATE_REFRESH_TOKEN, [
     r.sessionId,
@@ -126,6 +199,7 @@ export async function rotateRefreshToken(
     r.refreshTtlSeconds,
     r.now,
     r.principalId,
+    ...originValues(r.origin),
   ]);
   const row = rows[0];
   if (!row) return undefined;
@@ -133,15 +207,17 @@ export async function rotateRefreshToken(
   return { principal, times: { refresh_expires_at, created_at } };
 }
 
-/**
- * The whole login of an API key in one statement (one round trip, atomic). No row back means the
- * request token's jti was already used.
- */
+export type ApiKeySessionOutcome =
+  | { opened: true; times: SessionTimes }
+  /** `replayed`: the jti was used before; otherwise the appkey generation stopped being valid meanwhile. */
+  | { opened: false; replayed: boolean };
+
+/** The whole login of an API key in one statement (one round trip, atomic). */
 export async function openApiKeySession(
   q: Queryable,
-  s: NewSession & { apiKeyId: string; jti: string; jtiExpiresAt: number; clientIp: string | null },
-): Promise<SessionTimes | undefined> {
-  const { rows } = await q.run<SessionTimes>(OPEN_API_KEY_SESSION, [
+  s: NewSession & { apiKeyId: string; keyGeneration: number; jti: string; jtiExpiresAt: number },
+): Promise<ApiKeySessionOutcome> {
+  const { rows } = await q.run<{ fresh: boolean } & { [K in keyof SessionTimes]: SessionTimes[K] | null }>(OPEN_API_KEY_SESSION, [
     s.id,
     s.apiKeyId,
     s.refreshJti,
@@ -150,38 +226,81 @@ export async function openApiKeySession(
     s.now,
     s.jti,
     s.jtiExpiresAt,
-    s.clientIp,
+    s.origin.clientAddress,
+    s.keyGeneration,
+    ...originValues(s.origin),
   ]);
-  return rows[0];
+  const { fresh, refresh_expires_at, created_at } = rows[0]!;
+  if (refresh_expires_at === null || created_at === null) return { opened: false, replayed: !fresh };
+  return { opened: true, times: { refresh_expires_at, created_at } };
 }
+
+/** Revokes the rows of `revoked` (sessions RETURNING id, user_id, api_key_id) and records one event each. */
+const revokeAndRecord = (name: string, type: 'refresh_token.reused' | 'session.revoked', update: string) => {
+  const origin = originOf(3);
+  return statement(
+    name,
+    `WITH revoked AS (${update} RETURNING id, user_id, api_key_id, revoked_reason),
+     named AS (
+       SELECT r.id, r.revoked_reason,
+              CASE WHEN r.user_id IS NOT NULL THEN 'user' ELSE 'api_key' END AS type,
+              COALESCE(u.username, k.appname) AS name
+         FROM revoked r
+         LEFT JOIN users u ON u.id = r.user_id
+         LEFT JOIN api_keys k ON k.id = r.api_key_id
+     ), audit AS (
+       ${auditInsertFrom('named', {
+         type,
+         ...principalColumns('named'),
+         ...origin,
+         details: `jsonb_build_object('route', ${origin.route}, 'session_id', named.id, 'reason', named.revoked_reason)`,
+       })}
+     )
+     SELECT count(*)::int AS revoked FROM revoked`,
+  );
+};
+
+const REVOKE_ON_REUSE = revokeAndRecord(
+  'sessions.revoke-on-reuse',
+  'refresh_token.reused',
+  `UPDATE sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse'
+    WHERE id = $1 AND refresh_jti <> $2 AND revoked_at IS NULL`,
+);
+
+const REVOKE_ONE = revokeAndRecord(
+  'sessions.revoke',
+  'session.revoked',
+  'UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL',
+);
 
 /**
  * Revokes the session when the presented refresh token is not its current one, i.e. it was already
- * used. Returns whether a session was revoked.
+ * used, and records the reuse. Returns whether a session was revoked.
  */
-export async function revokeSessionOnReuse(q: Queryable, sessionId: string, presentedJti: string): Promise<boolean> {
+export async function revokeSessionOnReuse(q: Queryable, sessionId: string, presentedJti: string, origin: RequestOrigin): Promise<boolean> {
+  const { rows } = await q.run<{ revoked: number }>(REVOKE_ON_REUSE, [sessionId, presentedJti, ...originValues(origin)]);
+  return rows[0]!.revoked > 0;
+}
+
+/** Revokes one session (logout through RFC 7009 revocation) and records it. Returns whether it was still live. */
+export async function revokeSession(q: Queryable, sessionId: string, reason: string, origin: RequestOrigin): Promise<boolean> {
+  const { rows } = await q.run<{ revoked: number }>(REVOKE_ONE, [sessionId, reason, ...originValues(origin)]);
+  return rows[0]!.revoked > 0;
+}
+
+/** Revokes the key's sessions opened with an appkey generation older than `belowGeneration`; returns how many. */
+export async function revokeSessionsOfApiKey(
+  q: Queryable,
+  apiKeyId: string,
+  belowGeneration: number,
+  reason: string,
+): Promise<number> {
   const { rowCount } = await q.query(
-    `UPDATE sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse'
-      WHERE id = $1 AND refresh_jti <> $2 AND revoked_at IS NULL`,
-    [sessionId, presentedJti],
+    `UPDATE sessions SET revoked_at = now(), revoked_reason = $3
+      WHERE api_key_id = $1 AND key_generation < $2 AND revoked_at IS NULL`,
+    [apiKeyId, belowGeneration, reason],
   );
-  return (rowCount ?? 0) > 0;
-}
-
-/** Revokes one session (logout through RFC 7009 revocation). Returns whether it was still live. */
-export async function revokeSession(q: Queryable, sessionId: string, reason: string): Promise<boolean> {
-  const { rowCount } = await q.query('UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL', [
-    sessionId,
-    reason,
-  ]);
-  return (rowCount ?? 0) > 0;
-}
-
-export async function revokeSessionsOfApiKey(q: Queryable, apiKeyId: string, reason: string): Promise<void> {
-  await q.query('UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE api_key_id = $1 AND revoked_at IS NULL', [
-    apiKeyId,
-    reason,
-  ]);
+  return rowCount ?? 0;
 }
 
 export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: string): Promise<void> {

@@ -19,6 +19,12 @@ export async function findUserByUsername(q: Queryable, username: string): Promis
   return rows[0];
 }
 
+/** Locks the row for the rest of the transaction. */
+export async function findUserForUpdate(q: Queryable, username: string): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE username = $1 FOR UPDATE`, [username]);
+  return rows[0];
+}
+
 export async function listUsers(q: Queryable): Promise<UserRow[]> {
   const { rows } = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users ORDER BY username`);
   return rows;

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import type { Database } from '../db/database';
-import { UnauthorizedError, badRequest, conflict, notFound } from '../errors';
+import { LoginRefusedError, badRequest, conflict, notFound } from '../errors';
 import { ROLES, type Role } from '../auth/roles';
 import { revokeSessionsOfUser } from '../sessions/sessions.repository';
+import type { AuditContext } from '../audit/audit-event';
+import { recordAuditEvent } from '../audit/audit.repository';
 import * as users from './users.repository';
 import type { UserRow } from './users.repository';
 
@@ -42,43 +44,30 @@ export class UsersService {
     private readonly bcryptCost: number,
   ) {}
 
-  async add(username: string, password: string, role: string | null): Promise<UserView> {
+  async add(username: string, password: string, role: string | null, ctx: AuditContext): Promise<UserView> {
     if (!USERNAME_PATTERN.test(username)) {
       throw badRequest('username: 1 to 64 characters of letters, digits, . _ @ -, starting with a letter or digit');
     }
-    const created = await users.insertUserIfAbsent(this.db, {
-      username,
-      passwordHash: await this.hashPassword(password),
-      role: parseRole(role),
-    });
+    const created = await this.insert(username, await this.hashPassword(password), parseRole(role), ctx);
     if (!created) throw conflict(`User "${username}" already exists`);
     return present(created);
   }
 
   /** Creates the admin named by the environment unless a user of that name exists. Never overwrites. */
-  async bootstrapAdmin(username: string, password: string): Promise<boolean> {
+  async bootstrapAdmin(username: string, password: string, ctx: AuditContext): Promise<boolean> {
     const existing = await users.findUserByUsername(this.db, username);
     if (existing) return false;
-    const created = await users.insertUserIfAbsent(this.db, {
-      username,
-      passwordHash: await this.hashPassword(password),
-      role: 'admin',
-    });
-    return created !== undefined;
+    return (await this.insert(username, await this.hashPassword(password), 'admin', ctx)) !== undefined;
   }
 
   /**
    * On a service with no users at all, creates `admin` with a generated password and returns it, so
    * a newcomer can log in at once. Returns undefined when any user exists (or one was just made).
    */
-  async createFirstAdmin(): Promise<{ username: string; password: string } | undefined> {
+  async createFirstAdmin(ctx: AuditContext): Promise<{ username: string; password: string } | undefined> {
     if ((await users.countUsers(this.db)) > 0) return undefined;
     const password = randomBytes(18).toString('base64url');
-    const created = await users.insertUserIfAbsent(this.db, {
-      username: 'admin',
-      passwordHash: await this.hashPassword(password),
-      role: 'admin',
-    });
+    const created = await this.insert('admin', await this.hashPassword(password), 'admin', ctx);
     return created && { username: created.username, password };
   }
 
@@ -86,27 +75,40 @@ export class UsersService {
     return (await users.listUsers(this.db)).map(present);
   }
 
-  async setRole(username: string, role: string | null): Promise<void> {
-    if (!(await users.updateUserRole(this.db, username, parseRole(role)))) throw notFound(`User "${username}" not found`);
-  }
-
-  async setPassword(username: string, password: string): Promise<void> {
-    const hash = await this.hashPassword(password);
-    if (!(await users.updateUserPassword(this.db, username, hash))) throw notFound(`User "${username}" not found`);
-  }
-
-  /** Disables the user and ends every session they hold. */
-  async disable(username: string): Promise<void> {
+  async setRole(username: string, role: string | null, ctx: AuditContext): Promise<void> {
+    const next = parseRole(role);
     await this.db.withTransaction(async (tx) => {
-      const user = await users.findUserByUsername(tx, username);
+      const user = await users.findUserForUpdate(tx, username);
       if (!user) throw notFound(`User "${username}" not found`);
-      await users.updateUserDisabled(tx, username, true);
-      await revokeSessionsOfUser(tx, user.id, 'user disabled');
+      await users.updateUserRole(tx, username, next);
+      await recordAuditEvent(tx, ctx, { type: 'user.role_changed', username, details: { role_before: user.role, role_after: next } });
     });
   }
 
-  async delete(username: string): Promise<void> {
-    if (!(await users.deleteUser(this.db, username))) throw notFound(`User "${username}" not found`);
+  async setPassword(username: string, password: string, ctx: AuditContext): Promise<void> {
+    const hash = await this.hashPassword(password);
+    await this.db.withTransaction(async (tx) => {
+      if (!(await users.updateUserPassword(tx, username, hash))) throw notFound(`User "${username}" not found`);
+      await recordAuditEvent(tx, ctx, { type: 'user.password_changed', username });
+    });
+  }
+
+  /** Disables the user and ends every session they hold. */
+  async disable(username: string, ctx: AuditContext): Promise<void> {
+    await this.db.withTransaction(async (tx) => {
+      const user = await users.findUserForUpdate(tx, username);
+      if (!user) throw notFound(`User "${username}" not found`);
+      await users.updateUserDisabled(tx, username, true);
+      await revokeSessionsOfUser(tx, user.id, 'user disabled');
+      await recordAuditEvent(tx, ctx, { type: 'user.disabled', username });
+    });
+  }
+
+  async delete(username: string, ctx: AuditContext): Promise<void> {
+    await this.db.withTransaction(async (tx) => {
+      if (!(await users.deleteUser(tx, username))) throw notFound(`User "${username}" not found`);
+      await recordAuditEvent(tx, ctx, { type: 'user.deleted', username });
+    });
   }
 
   /**
@@ -117,8 +119,19 @@ export class UsersService {
     assertPasswordFitsBcrypt(password);
     const user = await users.findUserByUsername(this.db, username);
     const matches = await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash()));
-    if (!user || !matches || user.disabled) throw new UnauthorizedError(INVALID_CREDENTIALS);
+    if (!user) throw new LoginRefusedError(INVALID_CREDENTIALS, 'unknown_user');
+    if (!matches) throw new LoginRefusedError(INVALID_CREDENTIALS, 'wrong_password');
+    if (user.disabled) throw new LoginRefusedError(INVALID_CREDENTIALS, 'user_disabled');
     return user;
+  }
+
+  /** Inserts the user (unless the name is taken) and records it, in one transaction. */
+  private insert(username: string, passwordHash: string, role: Role | null, ctx: AuditContext): Promise<UserRow | undefined> {
+    return this.db.withTransaction(async (tx) => {
+      const created = await users.insertUserIfAbsent(tx, { username, passwordHash, role });
+      if (created) await recordAuditEvent(tx, ctx, { type: 'user.created', username, details: { role } });
+      return created;
+    });
   }
 
   private async hashPassword(password: string): Promise<string> {

@@ -3,6 +3,7 @@ import type { Role } from '../../src/auth/roles';
 import type { TokenResponse } from '../../src/auth/token.service';
 import type { TestApp } from './app';
 import { signRequestToken } from './tokens';
+import { CLI_CONTEXT } from '../../src/audit/audit-event';
 
 export const randomName = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
 
@@ -14,8 +15,8 @@ export interface TestUser {
 /** A user inserted through the real service (bcrypt and all). */
 export async function createUser(t: TestApp, options: { role?: Role | null; disabled?: boolean } = {}): Promise<TestUser> {
   const user = { username: randomName('user'), password: `pw-${randomBytes(8).toString('hex')}` };
-  await t.services.users.add(user.username, user.password, options.role ?? null);
-  if (options.disabled) await t.services.users.disable(user.username);
+  await t.services.users.add(user.username, user.password, options.role ?? null, CLI_CONTEXT);
+  if (options.disabled) await t.services.users.disable(user.username, CLI_CONTEXT);
   return user;
 }
 

@@ -20,6 +20,7 @@ import {
   type RawRequest,
   type Signer,
 } from './support';
+import { CLI_CONTEXT } from '../../src/audit/audit-event';
 
 /**
  * Properties over the whole HTTP surface: any path (unicode, percent-encoded, broken escapes, dot
@@ -52,7 +53,7 @@ describe('property: paths, methods and headers', () => {
     await t.http().delete(`${KEYS}/${deleted.appname}`).set(bearer(admin));
     const disabledUser = await createUser(t, { role: 'admin' });
     const disabledToken = (await loginAs(t, disabledUser)).access_token;
-    await t.services.users.disable(disabledUser.username);
+    await t.services.users.disable(disabledUser.username, CLI_CONTEXT);
     const reused = await loginAs(t, await createUser(t, { role: 'admin' }));
     await t.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: reused.refresh_token });
     await t.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: reused.refresh_token });

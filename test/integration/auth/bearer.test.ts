@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf, unsignedToken } from '../../helpers/tokens';
 import { callProtected, expectError, expectInvalidToken, forgeHs256, headerOf, publicKeyFor, signAsymmetric, sleep } from './support';
+import { CLI_CONTEXT } from '../../../src/audit/audit-event';
 
 describe('bearer middleware', () => {
   let t: TestApp;
@@ -89,7 +90,7 @@ describe('bearer middleware', () => {
     const login = await loginAs(t, doomed);
     expect((await callProtected(t, login.access_token)).status).toBe(200);
 
-    await t.services.users.disable(doomed.username);
+    await t.services.users.disable(doomed.username, CLI_CONTEXT);
     const res = await callProtected(t, login.access_token);
 
     expectInvalidToken(res);
@@ -100,7 +101,7 @@ describe('bearer middleware', () => {
     const login = await loginAs(t, doomed);
     expect((await callProtected(t, login.access_token)).status).toBe(200);
 
-    await t.services.users.delete(doomed.username);
+    await t.services.users.delete(doomed.username, CLI_CONTEXT);
     const res = await callProtected(t, login.access_token);
 
     expectInvalidToken(res);
@@ -109,7 +110,7 @@ describe('bearer middleware', () => {
   it('when one user is disabled, then another user’s token keeps working', async () => {
     const doomed = await createUser(t, { role: 'viewer' });
     const bystander = await loginAs(t, user);
-    await t.services.users.disable(doomed.username);
+    await t.services.users.disable(doomed.username, CLI_CONTEXT);
 
     const res = await callProtected(t, bystander.access_token);
 

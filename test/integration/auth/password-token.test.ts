@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
 import { callProtected, expectError, expectTokenResponse, PATHS } from './support';
+import { CLI_CONTEXT } from '../../../src/audit/audit-event';
 
 describe('POST /api/auth/bearer/token (token via user credentials)', () => {
   let t: TestApp;
@@ -71,7 +72,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       // A truncating bcrypt would accept password + one more byte, since only the first 72 bytes count.
       const longPassword = 'é'.repeat(36); // 72 bytes in UTF-8
       const longUser = { username: `long-${Date.now()}`, password: longPassword };
-      await t.services.users.add(longUser.username, longUser.password, 'viewer');
+      await t.services.users.add(longUser.username, longUser.password, 'viewer', CLI_CONTEXT);
 
       const exact = await loginForm(longUser);
       const over = await loginForm({ username: longUser.username, password: `${longPassword}x` });

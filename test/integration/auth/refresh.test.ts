@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
 import { callProtected, expectError, expectInvalidToken, expectTokenResponse, PATHS, refreshWith, sleep } from './support';
+import { CLI_CONTEXT } from '../../../src/audit/audit-event';
 
 describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
   let t: TestApp;
@@ -152,7 +153,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
     it('when the user was disabled since login, then refreshing is 401', async () => {
       const doomed = await createUser(t, { role: 'viewer' });
       const login = await loginAs(t, doomed);
-      await t.services.users.disable(doomed.username);
+      await t.services.users.disable(doomed.username, CLI_CONTEXT);
 
       const res = await refreshWith(t, login.refresh_token);
 

@@ -3,6 +3,7 @@ import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, tokenForRol
 import { claimsOf } from '../../helpers/tokens';
 import { expectInvalidToken, ISSUER, refreshWith, sleep } from '../auth/support';
 import { expectError, foreignlySigned, introspect, OAUTH, revoke } from './support';
+import { CLI_CONTEXT } from '../../../src/audit/audit-event';
 
 /** The active answer for a token: its own claims plus who holds it, the current scope and its kind. */
 function activeAnswer(token: string, holder: { username: string } | { client_id: string }, tokenType: string, scope: string) {
@@ -76,7 +77,7 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
     it('when the holder’s role changed since login, then scope is that of the current role', async () => {
       const changing = await createUser(t, { role: 'admin' });
       const login = await loginAs(t, changing);
-      await t.services.users.setRole(changing.username, null);
+      await t.services.users.setRole(changing.username, null, CLI_CONTEXT);
 
       const res = await introspect(t, caller, { token: login.access_token });
 
@@ -130,7 +131,7 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
     it('when the user was disabled, then their tokens are inactive', async () => {
       const doomed = await createUser(t, { role: 'viewer' });
       const login = await loginAs(t, doomed);
-      await t.services.users.disable(doomed.username);
+      await t.services.users.disable(doomed.username, CLI_CONTEXT);
 
       await inactive(login.access_token);
       await inactive(login.refresh_token);

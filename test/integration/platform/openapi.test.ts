@@ -15,6 +15,7 @@ const ROUTES: Record<string, string[]> = {
   '/api/v1/api-keys': ['get', 'post'],
   '/api/v1/api-keys/{appname}': ['get', 'put', 'delete'],
   '/api/v1/api-keys/{appname}/regen': ['put'],
+  '/api/v1/audit-events': ['get'],
   '/api/v1/auth/token': ['post'],
   '/api/auth/bearer/token': ['post'],
   '/api/auth/bearer/refresh': ['post'],
@@ -67,9 +68,9 @@ describe('OpenAPI document', () => {
     expect(listed).toEqual(Object.fromEntries(Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()])));
   });
 
-  it('when the operations are listed, then key operations and introspection need bearerAuth, others none, and each has a default error', () => {
+  it('when the operations are listed, then key operations, the audit trail and introspection need bearerAuth, others none, and each has a default error', () => {
     for (const { path, operation } of operations(served)) {
-      const needsBearer = path.startsWith('/api/v1/api-keys') || path === '/api/auth/bearer/introspect';
+      const needsBearer = path.startsWith('/api/v1/api-keys') || path === '/api/v1/audit-events' || path === '/api/auth/bearer/introspect';
       expect(operation.security).toEqual(needsBearer ? [{ bearerAuth: [] }] : undefined);
       expect(operation.responses.default).toEqual({ $ref: '#/components/responses/UnexpectedError' });
     }

@@ -1,0 +1,69 @@
+import type { Principal } from '../auth/roles';
+
+/** Every kind of event the audit trail records. */
+export const AUDIT_EVENT_TYPES = [
+  'api_key.created',
+  'api_key.updated',
+  'api_key.regenerated',
+  'api_key.deleted',
+  'token.issued',
+  'login.failed',
+  'refresh_token.reused',
+  'session.revoked',
+  'user.created',
+  'user.role_changed',
+  'user.password_changed',
+  'user.disabled',
+  'user.deleted',
+] as const;
+
+export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
+
+/** Why a login was refused; recorded, never shown to the caller (who gets one uniform 401). */
+export type LoginFailureReason =
+  | 'malformed_request_token'
+  | 'unknown_api_key'
+  | 'invalid_request_token'
+  | 'expired_request_token'
+  | 'replayed_request_token'
+  | 'unknown_user'
+  | 'wrong_password'
+  | 'user_disabled';
+
+/** Where a request came from, as far as the audit trail cares. Null outside HTTP (the CLI). */
+export interface RequestOrigin {
+  clientAddress: string | null;
+  requestId: string | null;
+  /** The route template, e.g. /api/v1/auth/token. */
+  route: string | null;
+}
+
+/**
+ * Who did it and from where. `actor` is `user:<username>`, `api_key:<appname>`, `cli` (an operator
+ * at the command line), `system` (the service itself, e.g. the bootstrap admin) or `anonymous`
+ * (a caller who failed to log in).
+ */
+export interface AuditContext extends RequestOrigin {
+  actor: string;
+}
+
+export interface AuditEvent {
+  type: AuditEventType;
+  appname?: string | null;
+  username?: string | null;
+  /** Roles, reasons, routes, session ids: never a secret. */
+  details?: Record<string, unknown>;
+}
+
+const NO_ORIGIN: RequestOrigin = { clientAddress: null, requestId: null, route: null };
+
+export const CLI_CONTEXT: AuditContext = Object.freeze({ ...NO_ORIGIN, actor: 'cli' });
+export const SYSTEM_CONTEXT: AuditContext = Object.freeze({ ...NO_ORIGIN, actor: 'system' });
+
+export function principalActor(principal: Pick<Principal, 'type' | 'name'>): string {
+  return `${principal.type}:${principal.name}`;
+}
+
+export function contextOf(principal: Pick<Principal, 'type' | 'name'>, origin: RequestOrigin): AuditContext {
+  return { ...origin, actor: principalActor(principal) };
+}

@@ -1,0 +1,16 @@
+import type { Database } from '../db/database';
+import { forbidden } from '../errors';
+import type { Principal } from '../auth/roles';
+import { listAuditEvents, type AuditEventRow } from './audit.repository';
+import type { ListAuditEventsInput } from './audit.schemas';
+
+/** Reading the audit trail. There is deliberately no way to change or delete an event. */
+export class AuditService {
+  constructor(private readonly db: Database) {}
+
+  /** Admins only: events name principals, addresses and sessions. */
+  async list(principal: Principal, filter: ListAuditEventsInput): Promise<AuditEventRow[]> {
+    if (principal.role !== 'admin') throw forbidden('The audit trail is for admins only');
+    return listAuditEvents(this.db, filter);
+  }
+}

@@ -1,0 +1,15 @@
+import type { Request } from 'express';
+import type { RequestOrigin } from '../audit/audit-event';
+
+/** `/api/v1/api-keys` + `/` is the mount itself, not `/api/v1/api-keys/`. */
+export const joinTemplate = (baseUrl: string, path: string) => (baseUrl && path === '/' ? baseUrl : baseUrl + path);
+
+/** Client address (as `trust proxy` resolves it), request id and route template, for the audit trail. */
+export function originOf(req: Request): RequestOrigin {
+  const routePath = (req.route as { path?: unknown } | undefined)?.path;
+  return {
+    clientAddress: req.ip ?? null,
+    requestId: typeof req.id === 'string' ? req.id : null,
+    route: typeof routePath === 'string' ? joinTemplate(req.baseUrl, routePath) : null,
+  };
+}
