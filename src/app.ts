@@ -47,7 +47,8 @@ export function buildApp({
   if (metrics) app.use(requestMetrics(metrics));
   app.use(helmet());
 
-  app.use(healthRouter(services.db));
+  // Busiest first: every request walks the routers in this order until one matches.
+  app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.authenticator, rateLimits));
   app.use(authRouter(services.tokens, services.signingKeys, rateLimits));
   app.use(
     oauthRouter({
@@ -58,10 +59,10 @@ export function buildApp({
       limits: rateLimits,
     }),
   );
+  app.use('/api/v1/audit-events', auditRouter(services.audit, services.authenticator, rateLimits));
+  app.use(healthRouter(services.db));
   app.use(openApiRouter(buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
   if (metricsHere) app.use(metricsRouter(metrics));
-  app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.authenticator, rateLimits));
-  app.use('/api/v1/audit-events', auditRouter(services.audit, services.authenticator, rateLimits));
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
