@@ -1,3 +1,4 @@
+import { brotliDecompressSync } from 'node:zlib';
 import { parse as parseQuery } from 'node:querystring';
 import fc from 'fast-check';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -28,6 +29,15 @@ import {
   wrongTypeValue,
   type RawRequest,
 } from './support';
+
+function isBrotli(text: string): boolean {
+  try {
+    brotliDecompressSync(Buffer.from(text));
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Properties of the six API key operations: whatever the body, path, query or content type, the
@@ -309,6 +319,8 @@ describe('property: API key routes', () => {
           .map(([type, body]) => ({ type, body, status: 400 })),
         fc
           .tuple(fc.constantFrom('gzip', 'deflate', 'br', 'x-unknown', 'identity, gzip'), jsonText)
+          // Some short texts happen to be valid brotli streams (e.g. "30...0" decodes to nothing): not a mislabelled body.
+          .filter(([encoding, body]) => encoding !== 'br' || !isBrotli(body))
           .map(([encoding, body]) => ({ type: 'application/json', body, encoding, status: 0 })),
       );
 

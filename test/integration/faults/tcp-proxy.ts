@@ -9,6 +9,8 @@ export type ProxyMode = 'forward' | 'refuse' | 'blackhole';
  */
 export class TcpProxy {
   private mode: ProxyMode = 'forward';
+  /** Connections turned away in `refuse` mode so far. */
+  refused = 0;
   private readonly pairs = new Set<{ client: net.Socket; upstream?: net.Socket }>();
   private server?: net.Server;
 
@@ -54,6 +56,7 @@ export class TcpProxy {
     client.on('close', () => this.pairs.delete(pair));
     client.on('error', () => undefined);
     if (this.mode === 'refuse') {
+      this.refused++;
       client.destroy();
       return;
     }
