@@ -28,6 +28,11 @@ export function presentApiKeyWithSecret(row: ApiKeyRow, appkey: string): ApiKeyR
   return { ...presentApiKey(row), appkey };
 }
 
+/** The same envelope as text, around records that are JSON text already. */
+export function envelopeAroundJson(code: number, count: number, recordsJson: string): string {
+  return `{"meta":${JSON.stringify({ code, count })},"data":${recordsJson}}`;
+}
+
 /** `meta.code` mirrors the HTTP status; `meta.count` is the number of records in `data`. */
 export function envelope<T>(code: number, data: T): Envelope<T> {
   return { meta: { code, count: Array.isArray(data) ? data.length : 1 }, data };

@@ -37,9 +37,10 @@ export class ApiKeysService {
     private readonly box: SecretBox,
   ) {}
 
-  async list(principal: Principal, page: ListApiKeysInput): Promise<ApiKeyRow[]> {
+  /** A page of API key records, already as a JSON array (see listApiKeysAsJson). */
+  async list(principal: Principal, page: ListApiKeysInput): Promise<{ count: number; records: string }> {
     assertCanRead(principal);
-    return keys.listApiKeys(this.db, page);
+    return keys.listApiKeysAsJson(this.db, page);
   }
 
   async get(principal: Principal, appname: string): Promise<ApiKeyRow> {
