@@ -1,3 +1,5 @@
+import type { LoginFailureReason } from './audit/audit-event';
+
 /** The closed list of error names the API may answer with, and their HTTP status. */
 export const ERROR_STATUS = {
   BadRequest: 400,
@@ -63,7 +65,7 @@ export const conflict = (message: string) => new AppError('Conflict', message);
 export class LoginRefusedError extends UnauthorizedError {
   constructor(
     message: string,
-    readonly reason: string,
+    readonly reason: LoginFailureReason,
   ) {
     super(message);
   }

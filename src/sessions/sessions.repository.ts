@@ -52,7 +52,7 @@ const LIVE_PRINCIPAL = `
      AND (u.id IS NOT NULL OR k.id IS NOT NULL)`;
 
 /** The request's origin is the last three parameters of every statement that records an event. */
-const originOf = (first: number) => ({ clientAddress: `$${first}`, requestId: `$${first + 1}`, route: `$${first + 2}::text` });
+const originParams = (first: number) => ({ clientAddress: `$${first}`, requestId: `$${first + 1}`, route: `$${first + 2}::text` });
 const originValues = (o: RequestOrigin) => [o.clientAddress, o.requestId, o.route];
 
 /** Audit columns for rows of `source` that carry `type` ('user' | 'api_key') and `name`. */
@@ -72,7 +72,7 @@ const FIND_LIVE_REFRESH_PRINCIPAL = statement(
 
 /** A user's login: the session (its refresh token never outlives its absolute end) and its audit event. */
 const OPEN_USER_SESSION = (() => {
-  const origin = originOf(8);
+  const origin = originParams(8);
   return statement(
     'sessions.open-user-session',
     `WITH opened AS (
@@ -97,7 +97,7 @@ const OPEN_USER_SESSION = (() => {
  * waiting for it let exactly one of several concurrent refreshes with one token through.
  */
 const ROTATE_REFRESH_TOKEN = (() => {
-  const origin = originOf(7);
+  const origin = originParams(7);
   return statement(
     'sessions.rotate-refresh-token',
     `WITH live AS (${LIVE_PRINCIPAL}),
@@ -128,7 +128,7 @@ const ROTATE_REFRESH_TOKEN = (() => {
  * whether the jti was new, and the times are null when no session was opened.
  */
 const OPEN_API_KEY_SESSION = (() => {
-  const origin = originOf(11);
+  const origin = originParams(10);
   return statement(
     'sessions.open-api-key-session',
     `WITH fresh AS (
@@ -137,14 +137,14 @@ const OPEN_API_KEY_SESSION = (() => {
        ON CONFLICT DO NOTHING
        RETURNING api_key_id
      ), login AS (
-       UPDATE api_keys SET last_login = $6::bigint, last_ip = $9
+       UPDATE api_keys SET last_login = $6::bigint, last_ip = ${origin.clientAddress}
         WHERE id = (SELECT api_key_id FROM fresh)
-          AND (key_generation = $10
-               OR (key_generation = $10 + 1 AND previous_key_valid_until > now()))
+          AND (key_generation = $9
+               OR (key_generation = $9 + 1 AND previous_key_valid_until > now()))
        RETURNING id, appname
      ), opened AS (
        INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at)
-       SELECT $1, id, $10, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
+       SELECT $1, id, $9, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
          FROM login
        RETURNING refresh_expires_at, created_at
      ), audit AS (
@@ -226,7 +226,6 @@ export async function openApiKeySession(
     s.now,
     s.jti,
     s.jtiExpiresAt,
-    s.origin.clientAddress,
     s.keyGeneration,
     ...originValues(s.origin),
   ]);
@@ -237,7 +236,7 @@ export async function openApiKeySession(
 
 /** Revokes the rows of `revoked` (sessions RETURNING id, user_id, api_key_id) and records one event each. */
 const revokeAndRecord = (name: string, type: 'refresh_token.reused' | 'session.revoked', update: string) => {
-  const origin = originOf(3);
+  const origin = originParams(3);
   return statement(
     name,
     `WITH revoked AS (${update} RETURNING id, user_id, api_key_id, revoked_reason),
