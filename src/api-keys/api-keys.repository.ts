@@ -1,6 +1,7 @@
 import { statement, UNIQUE_VIOLATION, type Queryable } from '../db/database';
 import { conflict } from '../errors';
 import type { Role } from '../auth/roles';
+import { LIVE_PRINCIPAL, type LivePrincipalRow } from '../sessions/sessions.repository';
 
 export interface ApiKeyRow {
   id: string;
@@ -21,7 +22,14 @@ export interface ApiKeySecretRow extends ApiKeyRow {
 // last_login is a bigint, which pg returns as a string; as float8 (exact for Unix seconds) it is a number.
 const COLUMNS = 'id, appname, description, role, last_login::float8 AS last_login, last_ip';
 
-const FIND_BY_APPNAME = statement('api-keys.find', `SELECT ${COLUMNS} FROM api_keys WHERE appname = $1`);
+/** The live principal of session $1 and, only beside it, the key named $2: GET /{appname} in one round trip. */
+const FIND_WITH_LIVE_PRINCIPAL = statement(
+  'api-keys.find-with-live-principal',
+  `SELECT live.*, k.id AS key_id, k.appname AS key_appname, k.description AS key_description, k.role AS key_role,
+          k.last_login::float8 AS key_last_login, k.last_ip AS key_last_ip
+     FROM (${LIVE_PRINCIPAL}) AS live
+     LEFT JOIN api_keys k ON k.appname = $2`,
+);
 const FIND_SECRET_BY_APPNAME = statement(
   'api-keys.find-secret',
   `SELECT ${COLUMNS}, key_generation, key_ciphertext,
@@ -69,12 +77,29 @@ export async function insertApiKey(
   }
 }
 
-export async function findApiKeyByAppname(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
-  const { rows } = await q.run<ApiKeyRow>(FIND_BY_APPNAME, [appname]);
-  return rows[0];
+type Prefixed<T, P extends string> = { [K in keyof T as `${P}${K & string}`]: T[K] | null };
+
+/**
+ * Session `sessionId`'s live principal (undefined once the session or its principal is not live) and
+ * the key named `appname` (undefined if there is none, or `appname` is null: not a possible appname).
+ */
+export async function findApiKeyWithLivePrincipal(
+  q: Queryable,
+  sessionId: string,
+  appname: string | null,
+): Promise<{ live: LivePrincipalRow | undefined; alongside: ApiKeyRow | undefined }> {
+  const { rows } = await q.run<LivePrincipalRow & Prefixed<ApiKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, appname]);
+  const row = rows[0];
+  if (!row) return { live: undefined, alongside: undefined };
+  const { key_id, key_appname, key_description, key_role, key_last_login, key_last_ip, ...live } = row;
+  const key =
+    key_id === null
+      ? undefined
+      : { id: key_id, appname: key_appname!, description: key_description!, role: key_role, last_login: key_last_login, last_ip: key_last_ip };
+  return { live, alongside: key };
 }
 
-/** Same as findApiKeyByAppname, with the sealed appkey a request-token check needs. */
+/** The key named `appname`, with the sealed appkeys a request-token check needs. */
 export async function findApiKeySecretByAppname(q: Queryable, appname: string): Promise<ApiKeySecretRow | undefined> {
   const { rows } = await q.run<ApiKeySecretRow>(FIND_SECRET_BY_APPNAME, [appname]);
   return rows[0];

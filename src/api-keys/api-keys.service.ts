@@ -2,6 +2,7 @@ import type { Database, Queryable } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import { sha256 } from '../crypto/digest';
 import { forbidden, notFound } from '../errors';
+import type { SessionRead } from '../auth/bearer-authenticator';
 import { canManageKeyWithRole, canRead, canWrite, type Principal, type Role } from '../auth/roles';
 import { revokeSessionsOfApiKey } from '../sessions/sessions.repository';
 import { contextOf, type RequestOrigin } from '../audit/audit-event';
@@ -43,9 +44,15 @@ export class ApiKeysService {
     return keys.listApiKeysAsJson(this.db, page);
   }
 
-  async get(principal: Principal, appname: string): Promise<ApiKeyRow> {
+  /** GET /{appname}'s read, made beside the bearer check; `appname` null: a name no key can have. */
+  readAlongBearer(appname: string | null): SessionRead<ApiKeyRow | undefined> {
+    return (q, sessionId) => keys.findApiKeyWithLivePrincipal(q, sessionId, appname);
+  }
+
+  /** The key `appname` as readAlongBearer found it; authorisation (403) before existence (404). */
+  get(principal: Principal, appname: string, found: ApiKeyRow | undefined): ApiKeyRow {
     assertCanRead(principal);
-    return (await keys.findApiKeyByAppname(this.db, appname)) ?? throwNotFound(appname);
+    return found ?? throwNotFound(appname);
   }
 
   async create(principal: Principal, input: CreateApiKeyInput, origin: RequestOrigin): Promise<ApiKeyWithSecret> {

@@ -1,23 +1,41 @@
 import type { NextFunction, Request, Response } from 'express';
 import { UnauthorizedError } from '../errors';
-import type { BearerAuthenticator } from '../auth/bearer-authenticator';
+import type { BearerAuthenticator, SessionRead } from '../auth/bearer-authenticator';
 import type { Principal } from '../auth/roles';
 
 // RFC 6750 b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
-/** Requires `Authorization: Bearer <access token>` and records the caller for the handlers. */
+/** The access token of `Authorization: Bearer <access token>`, or the 401 for a missing or garbled header. */
+function bearerTokenOf(req: Request): string {
+  const header = req.headers.authorization;
+  if (!header) throw new UnauthorizedError('Missing bearer token', false);
+  const match = BEARER.exec(header);
+  if (!match) {
+    // RFC 6750 §3.1: another scheme (Basic...) gets the bare challenge; a garbled Bearer is a refused token.
+    const bearerScheme = /^Bearer(\s|$)/i.test(header);
+    throw new UnauthorizedError('Authorization header must be "Bearer <access token>"', bearerScheme);
+  }
+  return match[1]!;
+}
+
+/** Requires a live bearer token and records the caller for the handlers. */
 export function authenticate(authenticator: BearerAuthenticator) {
   return async function authenticateBearer(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const header = req.headers.authorization;
-    if (!header) throw new UnauthorizedError('Missing bearer token', false);
-    const match = BEARER.exec(header);
-    if (!match) {
-      // RFC 6750 §3.1: another scheme (Basic...) gets the bare challenge; a garbled Bearer is a refused token.
-      const bearerScheme = /^Bearer(\s|$)/i.test(header);
-      throw new UnauthorizedError('Authorization header must be "Bearer <access token>"', bearerScheme);
-    }
-    res.locals.principal = await authenticator.authenticate(match[1]!);
+    res.locals.principal = await authenticator.authenticate(bearerTokenOf(req));
+    next();
+  };
+}
+
+/**
+ * authenticate() for a hot route whose own read can share the liveness check's statement: `readFor`
+ * builds that read from the request, and the handler takes its result with alongsideOf().
+ */
+export function authenticateReading<T>(authenticator: BearerAuthenticator, readFor: (req: Request) => SessionRead<T>) {
+  return async function authenticateBearerReading(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const { principal, alongside } = await authenticator.authenticateReading(bearerTokenOf(req), readFor(req));
+    res.locals.principal = principal;
+    res.locals.alongside = { value: alongside };
     next();
   };
 }
@@ -27,4 +45,11 @@ export function principalOf(res: Response): Principal {
   const principal = res.locals.principal as Principal | undefined;
   if (!principal) throw new Error('principalOf() used on a route without authenticate()');
   return principal;
+}
+
+/** What authenticateReading() read beside the liveness check; only valid on routes that use it. */
+export function alongsideOf<T>(res: Response): T {
+  const alongside = res.locals.alongside as { value: T } | undefined;
+  if (!alongside) throw new Error('alongsideOf() used on a route without authenticateReading()');
+  return alongside.value;
 }

@@ -35,9 +35,10 @@ const TIMES = `${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('cr
 /**
  * Session $1 with its principal, only if all of it is still live: session not revoked or past its
  * end, user not disabled or deleted, key not deleted, and opened with the key's current appkey or
- * with the previous one while its grace lasts. Shared by the bearer check, refresh and introspection.
+ * with the previous one while its grace lasts. Shared by the bearer check, refresh and introspection,
+ * and by reads that ride along with the bearer check (api-keys.repository).
  */
-const LIVE_PRINCIPAL = `
+export const LIVE_PRINCIPAL = `
   SELECT s.id AS session_id,
          CASE WHEN s.user_id IS NOT NULL THEN 'user' ELSE 'api_key' END AS type,
          COALESCE(u.id, k.id) AS principal_id,

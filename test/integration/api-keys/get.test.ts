@@ -1,5 +1,6 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
-import { bearer, createApiKey, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
+import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
+import { CLI_CONTEXT } from '../../../src/audit/audit-event';
 import { signRequestToken } from '../../helpers/tokens';
 import { errorBody, keyPath, nowSeconds } from './support';
 
@@ -81,6 +82,66 @@ describe('GET /api/v1/api-keys/{appname} (get)', () => {
 
     it('when the appname in the path breaks the appname rules, then 400 BadRequest', async () => {
       const res = await get('Not-Lowercase');
+
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'appname'));
+    });
+  });
+
+  // This route checks the bearer's session in the same statement that reads the key: nothing of the
+  // key may reach a caller whose session is no longer live, and the 401 comes before anything else.
+  describe('the bearer check made with the read', () => {
+    const expectRefused = (res: { status: number; body: unknown; text: string }, appname: string) => {
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expect(res.text).not.toContain(appname);
+    };
+
+    it('when the caller’s user is disabled after logging in, then 401 and nothing of the key', async () => {
+      const key = await createApiKey(t, { role: 'viewer', description: 'kept from a disabled user' });
+      const reader = await createUser(t, { role: 'admin' });
+      const login = await loginAs(t, reader);
+      expect((await t.http().get(keyPath(key.appname)).set(bearer(login.access_token))).status).toBe(200);
+
+      await t.services.users.disable(reader.username, CLI_CONTEXT);
+      const res = await t.http().get(keyPath(key.appname)).set(bearer(login.access_token));
+
+      expectRefused(res, key.appname);
+    });
+
+    it('when the caller’s session was revoked, then 401 and nothing of the key', async () => {
+      const key = await createApiKey(t, { role: 'viewer' });
+      const reader = await createUser(t, { role: 'viewer' });
+      const login = await loginAs(t, reader);
+
+      const revoked = await t.http().post('/api/auth/bearer/revoke').type('form').send({ token: login.refresh_token });
+      expect(revoked.status).toBe(200);
+      const res = await t.http().get(keyPath(key.appname)).set(bearer(login.access_token));
+
+      expectRefused(res, key.appname);
+    });
+
+    it('when the calling API key reads itself after a regen without grace, then 401', async () => {
+      const key = await createApiKey(t, { role: 'viewer' });
+      const login = await loginWithApiKey(t, key);
+      expect((await t.http().get(keyPath(key.appname)).set(bearer(login.access_token))).status).toBe(200);
+
+      const regen = await t.http().put(`${keyPath(key.appname)}/regen`).set(bearer(admin)).send({});
+      expect(regen.status).toBe(200);
+      const res = await t.http().get(keyPath(key.appname)).set(bearer(login.access_token));
+
+      expectRefused(res, key.appname);
+    });
+
+    it('when there is no token and the appname breaks the rules, then 401 before the 400', async () => {
+      const res = await t.http().get(keyPath('Not-Lowercase'));
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+    });
+
+    it('when the appname in the path holds a NUL byte, then 400 BadRequest, not a database error', async () => {
+      const res = await t.http().get('/api/v1/api-keys/app%00name').set(bearer(admin));
 
       expect(res.status).toBe(400);
       expect(res.body).toEqual(errorBody(400, 'BadRequest', 'appname'));
