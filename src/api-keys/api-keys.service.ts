@@ -8,6 +8,7 @@ import { revokeSessionsOfApiKey } from '../sessions/sessions.repository';
 import { contextOf, type RequestOrigin } from '../audit/audit-event';
 import { recordAuditEvent } from '../audit/audit.repository';
 import { generateAppkey } from './appkey';
+import { AppkeyCache, type KeyAppkeys } from './appkey-cache';
 import * as keys from './api-keys.repository';
 import type { ApiKeyRow } from './api-keys.repository';
 import type { CreateApiKeyInput, ListApiKeysInput, UpdateApiKeyInput } from './api-keys.schemas';
@@ -23,11 +24,6 @@ export interface ValidAppkey {
   generation: number;
 }
 
-export interface ApiKeyWithValidAppkeys {
-  key: ApiKeyRow;
-  /** The current appkey first; then the previous one while its grace lasts. */
-  appkeys: ValidAppkey[];
-}
 
 const roleOf = (roles: readonly Role[]): Role | null => roles[0] ?? null;
 
@@ -36,6 +32,7 @@ export class ApiKeysService {
   constructor(
     private readonly db: Database,
     private readonly box: SecretBox,
+    private readonly appkeyCache: AppkeyCache = new AppkeyCache(),
   ) {}
 
   /** A page of API key records, already as a JSON array (see listApiKeysAsJson). */
@@ -130,6 +127,8 @@ export class ApiKeysService {
       });
       return after;
     });
+    // Not needed for correctness (see AppkeyCache), but spares this instance's next exchange a miss.
+    this.appkeyCache.forget(appname);
     return { key, appkey };
   }
 
@@ -145,16 +144,27 @@ export class ApiKeysService {
         details: { role: before.role },
       });
     });
+    this.appkeyCache.forget(appname);
   }
 
-  /** The key and the appkeys, in the clear, that may verify a request token now. */
-  async findWithValidAppkeys(appname: string): Promise<ApiKeyWithValidAppkeys | undefined> {
+  /** The appkeys of `appname` as last read, if still cached; they may be stale (see AppkeyCache). */
+  cachedValidAppkeys(appname: string): KeyAppkeys | undefined {
+    return this.appkeyCache.get(appname);
+  }
+
+  /** The key's id and the appkeys, in the clear, that may verify a request token now, read afresh. */
+  async findWithValidAppkeys(appname: string): Promise<KeyAppkeys | undefined> {
     const row = await keys.findApiKeySecretByAppname(this.db, appname);
-    if (!row) return undefined;
-    const { key_ciphertext: sealed, previous_key_ciphertext: previous, key_generation: generation, ...key } = row;
+    if (!row) {
+      this.appkeyCache.forget(appname);
+      return undefined;
+    }
+    const { key_ciphertext: sealed, previous_key_ciphertext: previous, key_generation: generation } = row;
     const appkeys = [{ appkey: this.box.open(sealed, appname).toString('utf8'), generation }];
     if (previous) appkeys.push({ appkey: this.box.open(previous, appname).toString('utf8'), generation: generation - 1 });
-    return { key, appkeys };
+    const found = { id: row.id, appname, appkeys };
+    this.appkeyCache.set(found);
+    return found;
   }
 
   private async lockManageable(tx: Queryable, principal: Principal, appname: string) {

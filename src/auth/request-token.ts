@@ -18,6 +18,11 @@ export interface RequestTokenClaims {
   exp: number;
 }
 
+export interface VerifiedRequestToken {
+  claims: RequestTokenClaims;
+  signedWith: number;
+}
+
 const refuse = (message: string, reason: LoginFailureReason = 'invalid_request_token') => new LoginRefusedError(message, reason);
 
 /** The appname a request token claims to come from (`iss`), read before any verification. */
@@ -33,7 +38,7 @@ export function claimedAppname(token: string): string {
   return iss;
 }
 
-/** Signature, algorithm and exp, against each appkey in turn; the first that signed the token wins. */
+/** Signature, algorithm and exp, against each appkey in turn; the first that signed the token wins, or undefined if none did. */
 function verifyWithAny(token: string, appkeys: readonly string[], clockTolerance: number) {
   for (let i = 0; i < appkeys.length; i++) {
     try {
@@ -42,27 +47,28 @@ function verifyWithAny(token: string, appkeys: readonly string[], clockTolerance
       return { payload, signedWith: i };
     } catch (err) {
       // jsonwebtoken checks the signature first: only a wrong signature is worth trying the next appkey.
-      const wrongKey = err instanceof jwt.JsonWebTokenError && err.message === 'invalid signature';
-      if (wrongKey && i + 1 < appkeys.length) continue;
+      if (err instanceof jwt.JsonWebTokenError && err.message === 'invalid signature') continue;
       if (err instanceof jwt.TokenExpiredError) throw refuse('Request token has expired', 'expired_request_token');
-      // Bad signature and unknown appname read the same, so appnames cannot be probed.
       throw refuse('Invalid request token');
     }
   }
-  throw refuse('Invalid request token');
+  return undefined;
 }
 
 /**
  * Checks a request token against the key's valid appkeys (HMAC secrets: the current one, then the
  * previous one during a regen's grace) and the contract's claim rules. Returns the claims and the
- * index of the appkey that signed it. The replay check is the caller's: it needs the database.
+ * index of the appkey that signed it, or undefined when none of them did (the caller decides: cached
+ * appkeys may be stale). The replay check is the caller's: it needs the database.
  */
 export function verifyRequestToken(
   token: string,
   appkeys: readonly string[],
   expected: { issuer: string; clockTolerance: number },
-): { claims: RequestTokenClaims; signedWith: number } {
-  const { payload: claims, signedWith } = verifyWithAny(token, appkeys, expected.clockTolerance);
+): VerifiedRequestToken | undefined {
+  const verified = verifyWithAny(token, appkeys, expected.clockTolerance);
+  if (!verified) return undefined;
+  const { payload: claims, signedWith } = verified;
   const { iss, sub, aud, jti, iat, exp } = claims;
   if (typeof jti !== 'string' || jti.length > MAX_JTI_LENGTH || !PRINTABLE.test(jti)) {
     throw refuse(`Request token must carry a jti of 1 to ${MAX_JTI_LENGTH} printable characters`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
 import { LoginRefusedError, UnauthorizedError } from '../errors';
 import type { ApiKeysService } from '../api-keys/api-keys.service';
+import type { KeyAppkeys } from '../api-keys/appkey-cache';
 import type { UsersService } from '../users/users.service';
 import {
   openApiKeySession,
@@ -13,7 +14,7 @@ import {
 import type { RequestOrigin } from '../audit/audit-event';
 import { recordAuditEvent } from '../audit/audit.repository';
 import { nowSeconds, type TokenSigner } from './jwt';
-import { claimedAppname, verifyRequestToken } from './request-token';
+import { claimedAppname, verifyRequestToken, type VerifiedRequestToken } from './request-token';
 import { scopeFor, type PrincipalType, type Role } from './roles';
 
 /** Exactly the spec's token response object. */
@@ -128,16 +129,30 @@ export class TokenService {
     );
   }
 
+  /**
+   * Cached appkeys first (no round trip, no AES-GCM open). If they did not sign the token, or the
+   * write finds the key changed since, the appkeys are read afresh and the exchange tried once more.
+   */
   private async openApiKeySession(appname: string, requestToken: string, origin: RequestOrigin): Promise<TokenResponse> {
+    const cached = this.apiKeys.cachedValidAppkeys(appname);
+    const verifiedByCached = cached && verifyRequestToken(requestToken, appkeysOf(cached), this.settings);
+    if (verifiedByCached) {
+      const issued = await this.openWith(cached, verifiedByCached, origin);
+      if (issued) return issued;
+    }
     const found = await this.apiKeys.findWithValidAppkeys(appname);
+    // Bad signature and unknown appname read the same, so appnames cannot be probed.
     if (!found) throw new LoginRefusedError('Invalid request token', 'unknown_api_key');
-    const { key, appkeys } = found;
-    const { claims, signedWith } = verifyRequestToken(
-      requestToken,
-      appkeys.map((k) => k.appkey),
-      this.settings,
-    );
+    const verified = verifyRequestToken(requestToken, appkeysOf(found), this.settings);
+    if (!verified) throw new LoginRefusedError('Invalid request token', 'invalid_request_token');
+    const issued = await this.openWith(found, verified, origin);
+    // Read a moment ago, yet already changed: deleted or regenerated meanwhile.
+    if (!issued) throw new LoginRefusedError('Invalid request token', 'invalid_request_token');
+    return issued;
+  }
 
+  /** Opens the session of a verified request token; undefined when the key turned out changed and nothing was written. */
+  private async openWith(key: KeyAppkeys, { claims, signedWith }: VerifiedRequestToken, origin: RequestOrigin): Promise<TokenResponse | undefined> {
     const now = nowSeconds();
     const sessionId = randomUUID();
     const refreshJti = randomUUID();
@@ -145,7 +160,7 @@ export class TokenService {
       now,
       id: sessionId,
       apiKeyId: key.id,
-      keyGeneration: appkeys[signedWith]!.generation,
+      keyGeneration: key.appkeys[signedWith]!.generation,
       ...this.sessionLifetimes(refreshJti),
       jti: claims.jti,
       // Replays are refused for as long as the token could still be accepted.
@@ -153,11 +168,11 @@ export class TokenService {
       origin,
     });
     if (!outcome.opened) {
-      // Not replayed: a regen replaced the appkey that signed the token while it was being checked.
-      if (outcome.replayed) throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
+      if (outcome.refused === 'stale') return undefined;
+      if (outcome.refused === 'replayed') throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
       throw new LoginRefusedError('Invalid request token', 'invalid_request_token');
     }
-    return this.issue({ type: 'api_key', id: key.id, name: key.appname, role: key.role }, sessionId, refreshJti, outcome.times, now);
+    return this.issue({ type: 'api_key', id: key.id, name: key.appname, role: outcome.role }, sessionId, refreshJti, outcome.times, now);
   }
 
   /** A refused login leaves a trace even though nothing changed; its reason is for operators only. */
@@ -204,3 +219,5 @@ export class TokenService {
     };
   }
 }
+
+const appkeysOf = (key: KeyAppkeys) => key.appkeys.map((k) => k.appkey);

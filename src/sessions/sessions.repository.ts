@@ -130,19 +130,23 @@ const ROTATE_REFRESH_TOKEN = (() => {
  */
 const OPEN_API_KEY_SESSION = (() => {
   const origin = originParams(10);
+  const validGeneration = `(key_generation = $9 OR (key_generation = $9 + 1 AND previous_key_valid_until > now()))`;
   return statement(
     'sessions.open-api-key-session',
-    `WITH fresh AS (
+    // The exchange may have verified with cached appkeys (AppkeyCache): nothing is written unless the
+    // key is still this id and the appkey's generation is still valid. The UPDATE checks again: a
+    // regen that commits during this statement makes it wait for the row and see the new generation.
+    `WITH valid_key AS (
+       SELECT id FROM api_keys WHERE id = $2 AND ${validGeneration}
+     ), fresh AS (
        INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-       VALUES ($2, $7, to_timestamp($8))
+       SELECT id, $7, to_timestamp($8) FROM valid_key
        ON CONFLICT DO NOTHING
        RETURNING api_key_id
      ), login AS (
        UPDATE api_keys SET last_login = $6::bigint, last_ip = ${origin.clientAddress}
-        WHERE id = (SELECT api_key_id FROM fresh)
-          AND (key_generation = $9
-               OR (key_generation = $9 + 1 AND previous_key_valid_until > now()))
-       RETURNING id, appname
+        WHERE id = (SELECT api_key_id FROM fresh) AND ${validGeneration}
+       RETURNING id, appname, role
      ), opened AS (
        INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at)
        SELECT $1, id, $9, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
@@ -157,7 +161,8 @@ const OPEN_API_KEY_SESSION = (() => {
          details: `jsonb_build_object('route', ${origin.route}, 'session_id', $1::uuid)`,
        })}
      )
-     SELECT EXISTS (SELECT 1 FROM fresh) AS fresh, opened_times.*
+     SELECT EXISTS (SELECT 1 FROM valid_key) AS key_valid, EXISTS (SELECT 1 FROM fresh) AS fresh,
+            (SELECT role FROM login) AS role, opened_times.*
        FROM (VALUES (1)) AS one LEFT JOIN (SELECT ${TIMES} FROM opened) AS opened_times ON true`,
   );
 })();
@@ -209,16 +214,21 @@ export async function rotateRefreshToken(
 }
 
 export type ApiKeySessionOutcome =
-  | { opened: true; times: SessionTimes }
-  /** `replayed`: the jti was used before; otherwise the appkey generation stopped being valid meanwhile. */
-  | { opened: false; replayed: boolean };
+  | { opened: true; role: Role | null; times: SessionTimes }
+  /**
+   * Nothing opened. `stale`: the key is gone or the appkey's generation is no longer valid, and
+   * nothing was written; `replayed`: the jti was used before; `superseded`: a regen committed while
+   * the session was being opened (the jti is spent).
+   */
+  | { opened: false; refused: 'stale' | 'replayed' | 'superseded' };
 
 /** The whole login of an API key in one statement (one round trip, atomic). */
 export async function openApiKeySession(
   q: Queryable,
   s: NewSession & { apiKeyId: string; keyGeneration: number; jti: string; jtiExpiresAt: number },
 ): Promise<ApiKeySessionOutcome> {
-  const { rows } = await q.run<{ fresh: boolean } & { [K in keyof SessionTimes]: SessionTimes[K] | null }>(OPEN_API_KEY_SESSION, [
+  type Row = { key_valid: boolean; fresh: boolean; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
+  const { rows } = await q.run<Row>(OPEN_API_KEY_SESSION, [
     s.id,
     s.apiKeyId,
     s.refreshJti,
@@ -230,9 +240,9 @@ export async function openApiKeySession(
     s.keyGeneration,
     ...originValues(s.origin),
   ]);
-  const { fresh, refresh_expires_at, created_at } = rows[0]!;
-  if (refresh_expires_at === null || created_at === null) return { opened: false, replayed: !fresh };
-  return { opened: true, times: { refresh_expires_at, created_at } };
+  const { key_valid, fresh, role, refresh_expires_at, created_at } = rows[0]!;
+  if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at } };
+  return { opened: false, refused: !key_valid ? 'stale' : !fresh ? 'replayed' : 'superseded' };
 }
 
 /** Revokes the rows of `revoked` (sessions RETURNING id, user_id, api_key_id) and records one event each. */

@@ -85,4 +85,70 @@ onSharedServerOnly()('two service processes on one database', () => {
     expect(next.status).toBe(401);
     expect(oldAppkey.status).toBe(401);
   });
+
+  // Each instance keeps the appkeys it last read (AppkeyCache); what another instance changed must
+  // still hold on the very next exchange.
+  describe('appkeys one instance has cached while the other changes the key', () => {
+    const exchange = (server: ServerProcess, appname: string, appkey: string) =>
+      call(server, 'POST', '/api/v1/auth/token', { json: { jwt: signRequestToken(appname, appkey) } });
+    const rolesIn = (accessToken: unknown) =>
+      (JSON.parse(Buffer.from(String(accessToken).split('.')[1]!, 'base64url').toString('utf8')) as { roles: string[] }).roles;
+    const createKey = async (appname: string, role: string) => {
+      const created = await call(a, 'POST', '/api/v1/api-keys', { token: adminToken, json: { appname, roles: [role] } });
+      expect(created.status).toBe(201);
+      return created.body.data!.appkey!;
+    };
+
+    it('when the key is regenerated elsewhere, then a token signed with the new appkey is accepted at once', async () => {
+      const oldAppkey = await createKey('twin-regen', 'viewer');
+      expect((await exchange(b, 'twin-regen', oldAppkey)).status).toBe(200);
+
+      const regen = await call(a, 'PUT', '/api/v1/api-keys/twin-regen/regen', { token: adminToken, json: { roles: ['viewer'] } });
+      const withNew = await exchange(b, 'twin-regen', regen.body.data!.appkey!);
+      const withOld = await exchange(b, 'twin-regen', oldAppkey);
+
+      expect(withNew.status).toBe(200);
+      expect(withOld.status).toBe(401);
+    });
+
+    it('when the key is regenerated elsewhere with a grace, then both appkeys are accepted during it', async () => {
+      const oldAppkey = await createKey('twin-grace', 'viewer');
+      expect((await exchange(b, 'twin-grace', oldAppkey)).status).toBe(200);
+
+      const regen = await call(a, 'PUT', '/api/v1/api-keys/twin-grace/regen?grace_seconds=300', { token: adminToken, json: { roles: ['viewer'] } });
+      const withOld = await exchange(b, 'twin-grace', oldAppkey);
+      const withNew = await exchange(b, 'twin-grace', regen.body.data!.appkey!);
+
+      expect(withOld.status).toBe(200);
+      expect(withNew.status).toBe(200);
+    });
+
+    it('when the key is deleted and created again under its appname elsewhere, then only the new appkey is accepted', async () => {
+      const oldAppkey = await createKey('twin-reborn', 'viewer');
+      expect((await exchange(b, 'twin-reborn', oldAppkey)).status).toBe(200);
+
+      expect((await call(a, 'DELETE', '/api/v1/api-keys/twin-reborn', { token: adminToken })).status).toBe(204);
+      const withOldWhileGone = await exchange(b, 'twin-reborn', oldAppkey);
+      const newAppkey = await createKey('twin-reborn', 'editor');
+      const withOld = await exchange(b, 'twin-reborn', oldAppkey);
+      const withNew = await exchange(b, 'twin-reborn', newAppkey);
+
+      expect(withOldWhileGone.status).toBe(401);
+      expect(withOld.status).toBe(401);
+      expect(withNew.status).toBe(200);
+      expect(rolesIn(withNew.body.access_token)).toEqual(['editor']);
+    });
+
+    it('when the key’s role is changed elsewhere, then the next token carries the new role', async () => {
+      const appkey = await createKey('twin-role', 'viewer');
+      expect(rolesIn((await exchange(b, 'twin-role', appkey)).body.access_token)).toEqual(['viewer']);
+
+      const updated = await call(a, 'PUT', '/api/v1/api-keys/twin-role', { token: adminToken, json: { roles: ['editor'] } });
+      const next = await exchange(b, 'twin-role', appkey);
+
+      expect(updated.status).toBe(200);
+      expect(next.status).toBe(200);
+      expect(rolesIn(next.body.access_token)).toEqual(['editor']);
+    });
+  });
 });

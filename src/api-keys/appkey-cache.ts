@@ -1,0 +1,45 @@
+import type { ValidAppkey } from './api-keys.service';
+
+/** What an exchange needs of a key before it writes: which row, and the appkeys that may verify. */
+export interface KeyAppkeys {
+  id: string;
+  appname: string;
+  /** The current appkey first; then the previous one while its grace lasts. */
+  appkeys: ValidAppkey[];
+}
+
+export interface AppkeyCacheLimits {
+  maxEntries: number;
+  ttlMs: number;
+}
+
+/**
+ * Unsealed appkeys by appname, so that an exchange skips a database round trip and an AES-GCM open
+ * (the exchange benchmark). An entry may be stale, and that is safe: the exchange's write accepts
+ * only the key's current id and a generation still valid, and the exchange reads afresh whenever a
+ * cached entry fails. Size and age are bounded so that a deleted key's appkey does not linger. The
+ * master key, which opens every appkey, is in this process anyway: the cache adds no new secret.
+ */
+export class AppkeyCache {
+  private readonly entries = new Map<string, { value: KeyAppkeys; expiresAt: number }>();
+
+  constructor(private readonly limits: AppkeyCacheLimits = { maxEntries: 10_000, ttlMs: 60_000 }) {}
+
+  get(appname: string): KeyAppkeys | undefined {
+    const entry = this.entries.get(appname);
+    if (entry && entry.expiresAt > Date.now()) return entry.value;
+    if (entry) this.entries.delete(appname);
+    return undefined;
+  }
+
+  set(value: KeyAppkeys): void {
+    this.entries.delete(value.appname);
+    // Maps iterate in insertion order: the first entry is the oldest.
+    if (this.entries.size >= this.limits.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(value.appname, { value, expiresAt: Date.now() + this.limits.ttlMs });
+  }
+
+  forget(appname: string): void {
+    this.entries.delete(appname);
+  }
+}
