@@ -9,7 +9,7 @@
  *
  * Flags: --quick (1 round, 1 s warm-up + 2 s per side, targets reported, not enforced),
  *        --duration S, --warmup S, --rounds N, --connections N, --only id,id, --bcrypt-cost N,
- *        --no-build, --cpu-prof (service runs with node --cpu-prof into bench/results/profiles/).
+ *        --no-build, --cpu-prof (service and floors run with node --cpu-prof into bench/results/profiles/).
  */
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';

@@ -44,13 +44,15 @@ export interface Scenario {
 
 const FLOOR_DIR = path.join(ROOT, 'dist', 'bench-floor');
 
+/** A floor app, with the service's node flags (so --cpu-prof profiles both sides). */
 function startFloor(kind: string, ctx: BenchContext, env: Record<string, string> = {}): Promise<ServerHandle> {
-  return startNode(`floor-${kind}`, path.join(FLOOR_DIR, `${kind}.js`), {
+  const floorEnv = {
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl(ctx.datasets.main.db),
     DATABASE_POOL_SIZE: String(ctx.service.poolSize),
     ...env,
-  });
+  };
+  return startNode(`floor-${kind}`, path.join(FLOOR_DIR, `${kind}.js`), floorEnv, ctx.service.nodeArgs);
 }
 
 const staticPlan = (requests: autocannon.Request[]) => () => Promise.resolve({ requests });
