@@ -7,7 +7,7 @@ import { startRuntime } from './runtime';
 import { startMaintenance } from './maintenance';
 import { buildRateLimits } from './http/rate-limits';
 import type { Services } from './services';
-import { Metrics } from './metrics/metrics';
+import type { Metrics } from './metrics/metrics';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
 
 /** Stop accepting, let in-flight requests finish (bounded), close the pool, exit 0. */
@@ -42,7 +42,8 @@ async function main(): Promise<void> {
   loadDotenv({ quiet: true });
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const metrics = config.metrics.enabled ? new Metrics() : undefined;
+  // prom-client (and what it pulls in) is loaded only when metrics are on: it costs memory (bench RSS).
+  const metrics: Metrics | undefined = config.metrics.enabled ? new (await import('./metrics/metrics')).Metrics() : undefined;
   const services = await startRuntime(config, logger, { createFirstAdmin: true, tokenEvents: metrics?.tokenEvents });
   const redis = config.rateLimits.enabled && config.rateLimits.redisUrl
     ? // Loaded only when configured: the Redis client is a few MiB of resident memory for nothing otherwise.
