@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { BearerAuthenticator } from '../auth/bearer-authenticator';
-import { alongsideOf, authenticate, authenticateReading, principalOf } from '../http/authenticate';
+import { alongsideOf, authenticate, principalOf } from '../http/authenticate';
 import { jsonBody } from '../http/body-parsers';
 import type { RateLimits } from '../http/rate-limits';
 import { methodNotAllowed } from '../http/error-handler';
@@ -18,20 +18,9 @@ import type { ApiKeysService } from './api-keys.service';
 export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuthenticator, limits: RateLimits): Router {
   const router = Router();
 
-  // The hottest route, ahead of the router-wide authenticate(): its bearer check reads the key in
-  // the same statement, so a read costs one database round trip (the read benchmark).
-  router.get(
-    '/:appname',
-    authenticateReading(authenticator, (req) => service.readAlongBearer(possibleAppname(req.params.appname))),
-    limits.keyOperations,
-    async function getApiKey(req: Request, res: Response) {
-      const { appname } = parseInput(appnameParams, req.params, 'params');
-      const key = service.get(principalOf(res), appname, alongsideOf<ApiKeyRow | undefined>(res));
-      res.json(envelope(200, presentApiKey(key)));
-    },
-  );
-
-  router.use(authenticate(authenticator), limits.keyOperations);
+  // For GET /{appname}, the hottest route, the bearer check's statement also reads the key: one
+  // database round trip (the read benchmark). Authentication still comes first for every request.
+  router.use(authenticate(authenticator, (req) => keyReadFor(service, req)), limits.keyOperations);
 
   router
     .route('/')
@@ -49,6 +38,11 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
 
   router
     .route('/:appname')
+    .get(async function getApiKey(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      const key = service.get(principalOf(res), appname, alongsideOf<ApiKeyRow | undefined>(res));
+      res.json(envelope(200, presentApiKey(key)));
+    })
     .put(jsonBody, async function updateApiKey(req: Request, res: Response) {
       const { appname } = parseInput(appnameParams, req.params, 'params');
       const input = parseInput(updateApiKeyBody, req.body, 'body');
@@ -76,7 +70,23 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
   return router;
 }
 
-/** The path's appname if a key could have it; anything else (checked for the 400 later) reads no key. */
-function possibleAppname(appname: unknown): string | null {
-  return typeof appname === 'string' && APPNAME_PATTERN.test(appname) ? appname : null;
+/**
+ * The key read to make with the bearer check: only for GET (and HEAD) /{appname}. Route params are
+ * not parsed before authentication, so the name comes from the raw path; a name no key can have
+ * (including a malformed escape, a 400 later) reads nothing.
+ */
+function keyReadFor(service: ApiKeysService, req: Request) {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
+  const segment = /^\/([^/]+)\/?$/.exec(req.path)?.[1];
+  if (segment === undefined) return undefined;
+  return service.readAlongBearer(possibleAppname(segment));
+}
+
+function possibleAppname(segment: string): string | null {
+  try {
+    const appname = decodeURIComponent(segment);
+    return APPNAME_PATTERN.test(appname) ? appname : null;
+  } catch {
+    return null;
+  }
 }

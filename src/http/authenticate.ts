@@ -19,23 +19,22 @@ function bearerTokenOf(req: Request): string {
   return match[1]!;
 }
 
-/** Requires a live bearer token and records the caller for the handlers. */
-export function authenticate(authenticator: BearerAuthenticator) {
-  return async function authenticateBearer(req: Request, res: Response, next: NextFunction): Promise<void> {
-    res.locals.principal = await authenticator.authenticate(bearerTokenOf(req));
-    next();
-  };
-}
-
 /**
- * authenticate() for a hot route whose own read can share the liveness check's statement: `readFor`
- * builds that read from the request, and the handler takes its result with alongsideOf().
+ * Requires a live bearer token and records the caller for the handlers. `readAlong` may name, for a
+ * given request, a read of the route's own that shares the liveness check's statement (one round
+ * trip on a hot route); its result is the handler's through alongsideOf().
  */
-export function authenticateReading<T>(authenticator: BearerAuthenticator, readFor: (req: Request) => SessionRead<T>) {
-  return async function authenticateBearerReading(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const { principal, alongside } = await authenticator.authenticateReading(bearerTokenOf(req), readFor(req));
-    res.locals.principal = principal;
-    res.locals.alongside = { value: alongside };
+export function authenticate(authenticator: BearerAuthenticator, readAlong?: (req: Request) => SessionRead<unknown> | undefined) {
+  return async function authenticateBearer(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const token = bearerTokenOf(req);
+    const read = readAlong?.(req);
+    if (read) {
+      const { principal, alongside } = await authenticator.authenticateReading(token, read);
+      res.locals.principal = principal;
+      res.locals.alongside = { value: alongside };
+    } else {
+      res.locals.principal = await authenticator.authenticate(token);
+    }
     next();
   };
 }
@@ -47,9 +46,9 @@ export function principalOf(res: Response): Principal {
   return principal;
 }
 
-/** What authenticateReading() read beside the liveness check; only valid on routes that use it. */
+/** What authenticate()'s `readAlong` read beside the liveness check; only valid on requests it named a read for. */
 export function alongsideOf<T>(res: Response): T {
   const alongside = res.locals.alongside as { value: T } | undefined;
-  if (!alongside) throw new Error('alongsideOf() used on a route without authenticateReading()');
+  if (!alongside) throw new Error('alongsideOf() used on a request without a read along the bearer check');
   return alongside.value;
 }

@@ -140,6 +140,26 @@ describe('GET /api/v1/api-keys/{appname} (get)', () => {
       expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
     });
 
+    it('when the path holds a malformed escape, then 401 without a token and 400 with one', async () => {
+      const path = '/api/v1/api-keys/%E0%A4%A';
+
+      const anonymous = await t.http().get(path);
+      const authenticated = await t.http().get(path).set(bearer(admin));
+
+      expect(anonymous.status).toBe(401);
+      expect(authenticated.status).toBe(400);
+      expect(authenticated.body).toEqual(errorBody(400, 'BadRequest'));
+    });
+
+    it('when the path ends in a slash, then the key is read as without one', async () => {
+      const key = await createApiKey(t, { role: 'viewer', description: 'trailing slash' });
+
+      const res = await t.http().get(`${keyPath(key.appname)}/`).set(bearer(admin));
+
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({ appname: key.appname, description: 'trailing slash' });
+    });
+
     it('when the appname in the path holds a NUL byte, then 400 BadRequest, not a database error', async () => {
       const res = await t.http().get('/api/v1/api-keys/app%00name').set(bearer(admin));
 
