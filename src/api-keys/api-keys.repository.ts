@@ -12,7 +12,9 @@ export interface ApiKeyRow {
   last_ip: string | null;
 }
 
-export interface ApiKeySecretRow extends ApiKeyRow {
+/** What an exchange needs of a key row: which key, and its sealed appkeys. */
+export interface ApiKeySecretRow {
+  id: string;
   key_generation: number;
   key_ciphertext: Buffer;
   /** The appkey before the last regen, only while its grace lasts. */
@@ -32,7 +34,7 @@ const FIND_WITH_LIVE_PRINCIPAL = statement(
 );
 const FIND_SECRET_BY_APPNAME = statement(
   'api-keys.find-secret',
-  `SELECT ${COLUMNS}, key_generation, key_ciphertext,
+  `SELECT id, key_generation, key_ciphertext,
           CASE WHEN previous_key_valid_until > now() THEN previous_key_ciphertext END AS previous_key_ciphertext
      FROM api_keys WHERE appname = $1`,
 );

@@ -18,13 +18,6 @@ export interface ApiKeyWithSecret {
   appkey: string;
 }
 
-/** An appkey that may verify a request token right now, with the generation sessions it opens get. */
-export interface ValidAppkey {
-  appkey: string;
-  generation: number;
-}
-
-
 const roleOf = (roles: readonly Role[]): Role | null => roles[0] ?? null;
 
 /** API key management with the contract's role rules. Knows nothing of HTTP. */

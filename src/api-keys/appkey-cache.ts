@@ -1,4 +1,8 @@
-import type { ValidAppkey } from './api-keys.service';
+/** An appkey that may verify a request token right now, with the generation sessions it opens get. */
+export interface ValidAppkey {
+  appkey: string;
+  generation: number;
+}
 
 /** What an exchange needs of a key before it writes: which row, and the appkeys that may verify. */
 export interface KeyAppkeys {
