@@ -9,6 +9,7 @@ import {
   openUserSession,
   revokeSessionOnReuse,
   rotateRefreshToken,
+  type NewSession,
   type SessionTimes,
 } from '../sessions/sessions.repository';
 import type { RequestOrigin } from '../audit/audit-event';
@@ -76,18 +77,10 @@ export class TokenService {
   async passwordGrant(username: string, password: string, origin: RequestOrigin): Promise<TokenResponse> {
     try {
       const user = await this.users.verifyCredentials(username, password);
-      const now = nowSeconds();
-      const sessionId = randomUUID();
-      const refreshJti = randomUUID();
-      const times = await openUserSession(this.db, {
-        now,
-        id: sessionId,
-        userId: user.id,
-        username: user.username,
-        ...this.sessionLifetimes(refreshJti),
-        origin,
-      });
-      return await this.issue({ type: 'user', id: user.id, name: user.username, role: user.role }, sessionId, refreshJti, times, now);
+      const session = this.newSession(origin);
+      const times = await openUserSession(this.db, { ...session, userId: user.id, username: user.username });
+      const principal = { type: 'user', id: user.id, name: user.username, role: user.role } as const;
+      return await this.issue(principal, session.id, session.refreshJti, times, session.now);
     } catch (err) {
       // No username is longer than 64 characters; a longer one is cut so a caller cannot grow the trail at will.
       if (err instanceof LoginRefusedError) await this.recordFailedLogin(err, origin, { username: username.slice(0, 64) });
@@ -153,26 +146,22 @@ export class TokenService {
 
   /** Opens the session of a verified request token; undefined when the key turned out changed and nothing was written. */
   private async openWith(key: KeyAppkeys, { claims, signedWith }: VerifiedRequestToken, origin: RequestOrigin): Promise<TokenResponse | undefined> {
-    const now = nowSeconds();
-    const sessionId = randomUUID();
-    const refreshJti = randomUUID();
+    const session = this.newSession(origin);
     const outcome = await openApiKeySession(this.db, {
-      now,
-      id: sessionId,
+      ...session,
       apiKeyId: key.id,
       keyGeneration: key.appkeys[signedWith]!.generation,
-      ...this.sessionLifetimes(refreshJti),
       jti: claims.jti,
       // Replays are refused for as long as the token could still be accepted.
       jtiExpiresAt: claims.exp + this.settings.clockTolerance,
-      origin,
     });
     if (!outcome.opened) {
       if (outcome.refused === 'stale') return undefined;
       if (outcome.refused === 'replayed') throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
       throw new LoginRefusedError('Invalid request token', 'invalid_request_token');
     }
-    return this.issue({ type: 'api_key', id: key.id, name: key.appname, role: outcome.role }, sessionId, refreshJti, outcome.times, now);
+    const principal = { type: 'api_key', id: key.id, name: key.appname, role: outcome.role } as const;
+    return this.issue(principal, session.id, session.refreshJti, outcome.times, session.now);
   }
 
   /** A refused login leaves a trace even though nothing changed; its reason is for operators only. */
@@ -188,8 +177,16 @@ export class TokenService {
     );
   }
 
-  private sessionLifetimes(refreshJti: string) {
-    return { refreshJti, refreshTtlSeconds: this.settings.refreshTokenTtl, maxTtlSeconds: this.settings.sessionMaxTtl };
+  /** A session about to be opened: fresh ids, the configured lifetimes, and the moment its tokens are stamped with. */
+  private newSession(origin: RequestOrigin): NewSession {
+    return {
+      now: nowSeconds(),
+      id: randomUUID(),
+      refreshJti: randomUUID(),
+      refreshTtlSeconds: this.settings.refreshTokenTtl,
+      maxTtlSeconds: this.settings.sessionMaxTtl,
+      origin,
+    };
   }
 
   private async issue(
