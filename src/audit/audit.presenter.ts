@@ -1,17 +1,7 @@
 import type { AuditEventRow } from './audit.repository';
-import type { AuditEventType } from './audit-event';
 
-export interface AuditEventRecord {
-  id: number;
-  occurred_at: string;
-  type: AuditEventType;
-  actor: string;
-  appname: string | null;
-  username: string | null;
-  client_address: string | null;
-  request_id: string | null;
-  details: Record<string, unknown>;
-}
+/** The row as the API shows it: the id as a number, the time as ISO 8601. */
+export type AuditEventRecord = Omit<AuditEventRow, 'id' | 'occurred_at'> & { id: number; occurred_at: string };
 
 export function presentAuditEvent(row: AuditEventRow): AuditEventRecord {
   return {
