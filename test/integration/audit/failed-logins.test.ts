@@ -28,6 +28,23 @@ describe('failed logins are recorded, without the secret that was tried', () => 
     return events[0]!;
   }
 
+  /** The login.failed event a direct (loopback) request to `route` must have recorded. */
+  const failedLogin = (
+    res: { headers: Record<string, string> },
+    route: string,
+    reason: LoginFailureReason,
+    who: { appname: string | null; username: string | null },
+  ) => ({
+    id: expect.any(Number),
+    occurred_at: expect.any(String),
+    type: 'login.failed',
+    actor: 'anonymous',
+    ...who,
+    client_address: expect.stringMatching(LOOPBACK),
+    request_id: res.headers['x-request-id'],
+    details: { route, reason },
+  });
+
   describe('with a request token (API key)', () => {
     const cases: [string, LoginFailureReason, (key: TestApiKey) => { jwt: string; appname: string | null }][] = [
       [
@@ -59,17 +76,7 @@ describe('failed logins are recorded, without the secret that was tried', () => 
 
       expect(res.status).toBe(401);
       expect(res.text).not.toContain(reason);
-      expect(await theFailedLogin(res)).toEqual({
-        id: expect.any(Number),
-        occurred_at: expect.any(String),
-        type: 'login.failed',
-        actor: 'anonymous',
-        appname,
-        username: null,
-        client_address: expect.stringMatching(LOOPBACK),
-        request_id: res.headers['x-request-id'],
-        details: { route: API_KEY_ROUTE, reason },
-      });
+      expect(await theFailedLogin(res)).toEqual(failedLogin(res, API_KEY_ROUTE, reason, { appname, username: null }));
       expect(await eventsWhere(t, admin.token, { appname: key.appname, type: 'token.issued' })).toEqual([]);
       const table = await auditTableText(t);
       expect(table).not.toContain(key.appkey);
@@ -142,17 +149,7 @@ describe('failed logins are recorded, without the secret that was tried', () => 
 
       expect(res.status).toBe(401);
       expect(res.text).not.toContain(reason);
-      expect(await theFailedLogin(res)).toEqual({
-        id: expect.any(Number),
-        occurred_at: expect.any(String),
-        type: 'login.failed',
-        actor: 'anonymous',
-        appname: null,
-        username,
-        client_address: expect.stringMatching(LOOPBACK),
-        request_id: res.headers['x-request-id'],
-        details: { route: PASSWORD_ROUTE, reason },
-      });
+      expect(await theFailedLogin(res)).toEqual(failedLogin(res, PASSWORD_ROUTE, reason, { appname: null, username }));
       expect(await eventsWhere(t, admin.token, { actor: `user:${username}` })).toEqual([]);
       const table = await auditTableText(t);
       for (const secret of secrets) expect(table).not.toContain(secret);
