@@ -122,50 +122,84 @@ const ROTATE_REFRESH_TOKEN = (() => {
   );
 })();
 
+export type ApiKeyLogin = NewSession & { apiKeyId: string; keyGeneration: number; jti: string; jtiExpiresAt: number };
+
+/** One array parameter per column: the batch goes to PostgreSQL as columns and comes back as rows through unnest. */
+const LOGIN_COLUMNS: { name: string; type: string; of: (login: ApiKeyLogin) => unknown }[] = [
+  { name: 'session_id', type: 'uuid', of: (l) => l.id },
+  { name: 'api_key_id', type: 'uuid', of: (l) => l.apiKeyId },
+  { name: 'key_generation', type: 'int', of: (l) => l.keyGeneration },
+  { name: 'refresh_jti', type: 'uuid', of: (l) => l.refreshJti },
+  { name: 'jti', type: 'text', of: (l) => l.jti },
+  { name: 'jti_expires_at', type: 'float8', of: (l) => l.jtiExpiresAt },
+  { name: 'issued_at', type: 'bigint', of: (l) => l.now },
+  { name: 'refresh_ttl', type: 'int', of: (l) => l.refreshTtlSeconds },
+  { name: 'max_ttl', type: 'int', of: (l) => l.maxTtlSeconds },
+  { name: 'client_address', type: 'text', of: (l) => l.origin.clientAddress },
+  { name: 'request_id', type: 'text', of: (l) => l.origin.requestId },
+  { name: 'route', type: 'text', of: (l) => l.origin.route },
+];
+
 /**
- * An API key's login in one statement: the jti recorded (its primary key refuses a replay), then,
- * only for a fresh jti and only while the appkey generation that verified the token is still valid,
- * last login stamped, session opened and the event recorded. Always one row back: `fresh` says
- * whether the jti was new, and the times are null when no session was opened.
+ * The logins of several API keys in one statement and one commit (the exchange coalesces concurrent
+ * requests, see Coalescer). Per request: the jti recorded (its primary key refuses a replay) and, for a
+ * fresh jti, last login stamped, session opened and the event recorded. One row back per request.
+ *
+ * The exchange may have verified with cached appkeys (AppkeyCache), so a request counts only while its
+ * key is still that id and the appkey's generation is still valid. Those rows are locked first, in id
+ * order: a concurrent regen or delete then waits for this commit rather than slipping in between the
+ * check and the writes, and two batches always lock in the same order, so they cannot deadlock.
  */
-const OPEN_API_KEY_SESSION = (() => {
-  const origin = originParams(10);
-  const validGeneration = `(key_generation = $9 OR (key_generation = $9 + 1 AND previous_key_valid_until > now()))`;
-  return statement(
-    'sessions.open-api-key-session',
-    // The exchange may have verified with cached appkeys (AppkeyCache): nothing is written unless the
-    // key is still this id and the appkey's generation is still valid. The UPDATE checks again: a
-    // regen that commits during this statement makes it wait for the row and see the new generation.
-    `WITH valid_key AS (
-       SELECT id FROM api_keys WHERE id = $2 AND ${validGeneration}
-     ), fresh AS (
+const OPEN_API_KEY_SESSIONS = statement(
+  'sessions.open-api-key-sessions',
+    `WITH req AS (
+       SELECT * FROM unnest(${LOGIN_COLUMNS.map(({ type }, i) => `$${i + 1}::${type}[]`).join(', ')}) WITH ORDINALITY
+           AS r(${LOGIN_COLUMNS.map(({ name }) => name).join(', ')}, ord)
+     ), locked AS (
+       SELECT id, appname, role, key_generation, previous_key_valid_until > now() AS previous_valid
+         FROM api_keys WHERE id IN (SELECT api_key_id FROM req)
+        ORDER BY id FOR NO KEY UPDATE
+     ), valid AS (
+       SELECT req.*, locked.appname, locked.role
+         FROM req JOIN locked ON locked.id = req.api_key_id
+        WHERE locked.key_generation = req.key_generation
+           OR (locked.key_generation = req.key_generation + 1 AND locked.previous_valid)
+     ), recorded AS (
        INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-       SELECT id, $7, to_timestamp($8) FROM valid_key
+       SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM valid
        ON CONFLICT DO NOTHING
-       RETURNING api_key_id
+       RETURNING api_key_id, jti
+     ), fresh AS (
+       -- The same token twice in one batch: the first gets the session, the second is a replay.
+       SELECT DISTINCT ON (api_key_id, jti) valid.*
+         FROM valid JOIN recorded USING (api_key_id, jti)
+        ORDER BY api_key_id, jti, ord
      ), login AS (
-       UPDATE api_keys SET last_login = $6::bigint, last_ip = ${origin.clientAddress}
-        WHERE id = (SELECT api_key_id FROM fresh) AND ${validGeneration}
-       RETURNING id, appname, role
+       UPDATE api_keys SET last_login = latest.issued_at, last_ip = latest.client_address
+         FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address FROM fresh ORDER BY api_key_id, ord DESC) AS latest
+        WHERE api_keys.id = latest.api_key_id
      ), opened AS (
        INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at)
-       SELECT $1, id, $9, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
-         FROM login
-       RETURNING refresh_expires_at, created_at
+       SELECT session_id, api_key_id, key_generation, refresh_jti,
+              to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl))
+         FROM fresh
+       RETURNING id, ${TIMES}
      ), audit AS (
-       ${auditInsertFrom('login', {
+       ${auditInsertFrom('(SELECT * FROM fresh ORDER BY ord) AS fresh', {
          type: 'token.issued',
-         actor: "'api_key:' || login.appname",
-         appname: 'login.appname',
-         ...origin,
-         details: `jsonb_build_object('route', ${origin.route}, 'session_id', $1::uuid)`,
+         actor: "'api_key:' || fresh.appname",
+         appname: 'fresh.appname',
+         clientAddress: 'fresh.client_address',
+         requestId: 'fresh.request_id',
+         details: "jsonb_build_object('route', fresh.route, 'session_id', fresh.session_id)",
        })}
      )
-     SELECT EXISTS (SELECT 1 FROM valid_key) AS key_valid, EXISTS (SELECT 1 FROM fresh) AS fresh,
-            (SELECT role FROM login) AS role, opened_times.*
-       FROM (VALUES (1)) AS one LEFT JOIN (SELECT ${TIMES} FROM opened) AS opened_times ON true`,
-  );
-})();
+     SELECT valid.ord IS NOT NULL AS key_valid, valid.role, opened.refresh_expires_at, opened.created_at
+       FROM req
+       LEFT JOIN valid USING (ord)
+       LEFT JOIN opened ON opened.id = req.session_id
+      ORDER BY req.ord`,
+);
 
 /** Opens a user's session and records the login, in one statement. */
 export async function openUserSession(q: Queryable, s: NewSession & { userId: string; username: string }): Promise<SessionTimes> {
@@ -217,32 +251,21 @@ export type ApiKeySessionOutcome =
   | { opened: true; role: Role | null; times: SessionTimes }
   /**
    * Nothing opened. `stale`: the key is gone or the appkey's generation is no longer valid, and
-   * nothing was written; `replayed`: the jti was used before; `superseded`: a regen committed while
-   * the session was being opened (the jti is spent).
+   * nothing was written; `replayed`: the jti was used before.
    */
-  | { opened: false; refused: 'stale' | 'replayed' | 'superseded' };
+  | { opened: false; refused: 'stale' | 'replayed' };
 
-/** The whole login of an API key in one statement (one round trip, atomic). */
-export async function openApiKeySession(
-  q: Queryable,
-  s: NewSession & { apiKeyId: string; keyGeneration: number; jti: string; jtiExpiresAt: number },
-): Promise<ApiKeySessionOutcome> {
-  type Row = { key_valid: boolean; fresh: boolean; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
-  const { rows } = await q.run<Row>(OPEN_API_KEY_SESSION, [
-    s.id,
-    s.apiKeyId,
-    s.refreshJti,
-    s.refreshTtlSeconds,
-    s.maxTtlSeconds,
-    s.now,
-    s.jti,
-    s.jtiExpiresAt,
-    s.keyGeneration,
-    ...originValues(s.origin),
-  ]);
-  const { key_valid, fresh, role, refresh_expires_at, created_at } = rows[0]!;
-  if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at } };
-  return { opened: false, refused: !key_valid ? 'stale' : !fresh ? 'replayed' : 'superseded' };
+/** The logins of API keys, all in one statement (one round trip, one commit); one outcome per login, in order. */
+export async function openApiKeySessions(q: Queryable, logins: ApiKeyLogin[]): Promise<ApiKeySessionOutcome[]> {
+  type Row = { key_valid: boolean; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
+  const { rows } = await q.run<Row>(
+    OPEN_API_KEY_SESSIONS,
+    LOGIN_COLUMNS.map(({ of }) => logins.map(of)),
+  );
+  return rows.map(({ key_valid, role, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
+    if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at } };
+    return { opened: false, refused: key_valid ? 'replayed' : 'stale' };
+  });
 }
 
 /** Revokes the rows of `revoked` (sessions RETURNING id, user_id, api_key_id) and records one event each. */

@@ -86,6 +86,56 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
     });
   });
 
+  // Exchanges that arrive together share one statement and one commit; each must still be its own login.
+  describe('concurrent exchanges', () => {
+    it('when 40 request tokens of four keys are exchanged at once, then each gets a session of its own for its own key', async () => {
+      const keys = [
+        { ...key, roles: ['viewer'] },
+        { ...otherKey, roles: ['viewer'] },
+        { ...(await createApiKey(t, { role: 'editor' })), roles: ['editor'] },
+        { ...(await createApiKey(t, { role: null })), roles: [] },
+      ];
+      const sent = Array.from({ length: 40 }, (_, i) => keys[i % keys.length]!);
+
+      const responses = await Promise.all(sent.map((k) => exchange(signRequestToken(k.appname, k.appkey))));
+
+      responses.forEach((res) => expectTokenResponse(res, { accessTtl: 300 }));
+      expect(new Set(responses.map((res) => res.body['session-state'])).size).toBe(40);
+      expect(responses.map((res) => claimsOf(res.body.access_token))).toEqual(
+        sent.map((k) => expect.objectContaining({ preferred_username: k.appname, roles: k.roles })),
+      );
+      const probes = await Promise.all(responses.slice(0, 4).map((res) => callProtected(t, res.body.access_token)));
+      // Each session is live; the key without a role is known but may not list keys.
+      expect(probes.map((res) => res.status)).toEqual([200, 200, 200, 403]);
+    });
+
+    it('when one request token is sent 20 times at once, then exactly one exchange succeeds and the others are refused as replays', async () => {
+      const requestToken = signRequestToken(otherKey.appname, otherKey.appkey);
+
+      const responses = await Promise.all(Array.from({ length: 20 }, () => exchange(requestToken)));
+
+      expect(responses.filter((res) => res.status === 200)).toHaveLength(1);
+      responses.filter((res) => res.status !== 200).forEach((res) => expectError(res, 401));
+    });
+
+    it('when good tokens, replays and forgeries arrive together, then only the replays and forgeries are refused', async () => {
+      const spent = signRequestToken(key.appname, key.appkey);
+      expect((await exchange(spent)).status).toBe(200);
+      const sent = [
+        { jwt: signRequestToken(key.appname, key.appkey), status: 200 },
+        { jwt: spent, status: 401 },
+        { jwt: signRequestToken(otherKey.appname, key.appkey), status: 401 },
+        { jwt: signRequestToken(otherKey.appname, otherKey.appkey), status: 200 },
+        { jwt: spent, status: 401 },
+        { jwt: signRequestToken(key.appname, key.appkey), status: 200 },
+      ];
+
+      const responses = await Promise.all(sent.map(({ jwt }) => exchange(jwt)));
+
+      expect(responses.map((res) => res.status)).toEqual(sent.map(({ status }) => status));
+    });
+  });
+
   describe('request token defects (401)', () => {
     it('when the request token is signed with another key’s appkey, then 401', async () => {
       const res = await exchange(signRequestToken(key.appname, otherKey.appkey));

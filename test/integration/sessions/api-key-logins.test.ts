@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { openApiKeySessions, type ApiKeyLogin } from '../../../src/sessions/sessions.repository';
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { createApiKey, type TestApiKey } from '../../helpers/factories';
+
+/**
+ * The statement that opens the sessions of a batch of API-key logins, on the real database. Over
+ * HTTP, which requests share a batch depends on timing; here the batch is chosen, so what one login
+ * in a batch must not do to another is pinned down.
+ */
+describe('openApiKeySessions (API-key logins, many in one statement)', () => {
+  let t: TestApp;
+  let key: TestApiKey;
+  let other: TestApiKey;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    key = await createApiKey(t, { role: 'editor' });
+    other = await createApiKey(t, { role: 'viewer' });
+  });
+  afterAll(() => t.close());
+
+  async function stored(appname: string) {
+    const { rows } = await t.db.query<{ id: string; key_generation: number }>('SELECT id, key_generation FROM api_keys WHERE appname = $1', [
+      appname,
+    ]);
+    return rows[0]!;
+  }
+
+  async function loginOf(appname: string, overrides: Partial<ApiKeyLogin> = {}): Promise<ApiKeyLogin> {
+    const { id, key_generation } = await stored(appname);
+    const now = Math.floor(Date.now() / 1000);
+    return {
+      now,
+      id: randomUUID(),
+      refreshJti: randomUUID(),
+      refreshTtlSeconds: 1800,
+      maxTtlSeconds: 36_000,
+      origin: { clientAddress: '192.0.2.7', requestId: randomUUID(), route: '/api/v1/auth/token' },
+      apiKeyId: id,
+      keyGeneration: key_generation,
+      jti: randomUUID(),
+      jtiExpiresAt: now + 330,
+      ...overrides,
+    };
+  }
+
+  const count = async (sql: string, values: unknown[]) => Number((await t.db.query<{ n: string }>(sql, values)).rows[0]!.n);
+  const sessionsOf = (logins: ApiKeyLogin[]) => count('SELECT count(*) AS n FROM sessions WHERE id = ANY($1::uuid[])', [logins.map((l) => l.id)]);
+  const eventsOf = (logins: ApiKeyLogin[]) =>
+    count("SELECT count(*) AS n FROM audit_events WHERE type = 'token.issued' AND request_id = ANY($1::text[])", [
+      logins.map((l) => l.origin.requestId),
+    ]);
+
+  it('when a batch holds logins of two keys, then each gets its outcome in order, with its own key’s role, session and event', async () => {
+    const logins = [await loginOf(key.appname), await loginOf(other.appname), await loginOf(key.appname)];
+
+    const outcomes = await openApiKeySessions(t.db, logins);
+
+    expect(outcomes).toEqual([
+      { opened: true, role: 'editor', times: { created_at: logins[0]!.now, refresh_expires_at: logins[0]!.now + 1800 } },
+      { opened: true, role: 'viewer', times: { created_at: logins[1]!.now, refresh_expires_at: logins[1]!.now + 1800 } },
+      { opened: true, role: 'editor', times: { created_at: logins[2]!.now, refresh_expires_at: logins[2]!.now + 1800 } },
+    ]);
+    expect(await sessionsOf(logins)).toBe(3);
+    expect(await eventsOf(logins)).toBe(3);
+  });
+
+  it('when one jti appears twice in a batch, then the first opens a session and the second is a replay', async () => {
+    const first = await loginOf(other.appname);
+    const again = { ...(await loginOf(other.appname)), jti: first.jti };
+
+    const outcomes = await openApiKeySessions(t.db, [first, again]);
+
+    expect(outcomes.map((o) => (o.opened ? 'opened' : o.refused))).toEqual(['opened', 'replayed']);
+    expect(await sessionsOf([first, again])).toBe(1);
+    expect(await eventsOf([again])).toBe(0);
+  });
+
+  it('when a login’s key is gone or its appkey generation no longer valid, then it alone is stale and nothing of it is written', async () => {
+    const good = await loginOf(key.appname);
+    const outdated = await loginOf(key.appname, { keyGeneration: (await stored(key.appname)).key_generation - 1 });
+    const deleted = await loginOf(key.appname, { apiKeyId: randomUUID() });
+
+    const outcomes = await openApiKeySessions(t.db, [outdated, good, deleted]);
+
+    expect(outcomes.map((o) => (o.opened ? 'opened' : o.refused))).toEqual(['stale', 'opened', 'stale']);
+    expect(await sessionsOf([outdated, deleted])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM request_token_jtis WHERE jti = ANY($1::text[])', [[outdated.jti, deleted.jti]])).toBe(0);
+  });
+
+  it('when several logins of one key share a batch, then its last login and address are the batch’s last', async () => {
+    const early = await loginOf(other.appname);
+    const late = await loginOf(other.appname, { now: early.now + 1, origin: { ...early.origin, clientAddress: '198.51.100.9' } });
+
+    await openApiKeySessions(t.db, [early, late]);
+
+    const { rows } = await t.db.query('SELECT last_login, last_ip FROM api_keys WHERE appname = $1', [other.appname]);
+    expect(rows[0]).toEqual({ last_login: String(late.now), last_ip: '198.51.100.9' });
+  });
+});
