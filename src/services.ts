@@ -4,7 +4,7 @@ import { SecretBox } from './crypto/secretbox';
 import { ApiKeysService } from './api-keys/api-keys.service';
 import { UsersService } from './users/users.service';
 import { SigningKeysService } from './auth/signing-keys.service';
-import { TokenSigner } from './auth/jwt';
+import { refreshTokenKey, TokenSigner } from './auth/jwt';
 import { TokenService, type TokenEvents } from './auth/token.service';
 import { BearerAuthenticator } from './auth/bearer-authenticator';
 import { RevocationService } from './auth/revocation.service';
@@ -26,10 +26,10 @@ export interface Services {
 /** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
 export function createServices(config: Config, db: Database, masterKey: Buffer, tokenEvents?: TokenEvents): Services {
   const box = new SecretBox(masterKey);
-  // A retired signing key stays published while any token it signed can still be presented.
-  const longestTokenLifetime = Math.max(config.accessTokenTtl, config.refreshTokenTtl) + config.clockTolerance;
-  const signingKeys = new SigningKeysService(db, box, longestTokenLifetime);
-  const signer = new TokenSigner(signingKeys, {
+  // A retired signing key stays published while any token it signed can still be presented: access
+  // and ID tokens (refresh tokens are not signed with it, see TokenSigner).
+  const signingKeys = new SigningKeysService(db, box, config.accessTokenTtl + config.clockTolerance);
+  const signer = new TokenSigner(signingKeys, refreshTokenKey(masterKey), {
     issuer: config.issuer,
     audience: config.issuer,
     clockTolerance: config.clockTolerance,

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
@@ -134,6 +135,28 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
       const res = await refreshWith(t, `${header}.${forged}.${signature}`);
 
       expectError(res, 401);
+    });
+
+    it('when a refresh token is re-signed HS256 with another secret, or given another algorithm, then 401', async () => {
+      const login = await loginAs(t, user);
+      const [, payload] = login.refresh_token.split('.');
+      const header = (fields: object) => Buffer.from(JSON.stringify({ typ: 'JWT', ...fields })).toString('base64url');
+      const hs256 = (secret: string | Buffer, signingInput: string) => createHmac('sha256', secret).update(signingInput).digest('base64url');
+      // The secret an attacker might try: the master key itself, or a published public key (algorithm confusion).
+      const jwk = JSON.stringify((await t.http().get(PATHS.jwks)).body.keys[0]);
+      const forgeries = [
+        ...[t.masterKey, jwk, 'secret'].map((secret) => {
+          const signingInput = `${header({ alg: 'HS256' })}.${payload}`;
+          return `${signingInput}.${hs256(secret, signingInput)}`;
+        }),
+        `${header({ alg: 'none' })}.${payload}.`,
+        `${header({ alg: 'HS512' })}.${payload}.${login.refresh_token.split('.')[2]}`,
+      ];
+
+      const responses = await Promise.all(forgeries.map((forged) => refreshWith(t, forged)));
+
+      responses.forEach((res) => expectError(res, 401));
+      expect((await refreshWith(t, login.refresh_token)).status).toBe(200);
     });
 
     it('when the refresh_token field is missing, then 400', async () => {
