@@ -1,10 +1,11 @@
-import type { ApiKeyRow } from './api-keys.repository';
+import type { Role } from '../auth/roles';
+import type { ApiKeyRow, ListedApiKey } from './api-keys.repository';
 
 /** The API key record of the spec, field by field; nothing else from the row goes out. */
 export interface ApiKeyRecord {
   appname: string;
   description: string;
-  roles: string[];
+  roles: readonly string[];
   last_login: number | null;
   last_ip: string | null;
 }
@@ -28,9 +29,13 @@ export function presentApiKeyWithSecret(row: ApiKeyRow, appkey: string): ApiKeyR
   return { ...presentApiKey(row), appkey };
 }
 
-/** The same envelope as text, around records that are JSON text already. */
-export function envelopeAroundJson(code: number, count: number, recordsJson: string): string {
-  return `{"meta":${JSON.stringify({ code, count })},"data":${recordsJson}}`;
+// One shared roles array per role: a page of 1000 records then allocates one object per key, no more.
+const ROLES_OF: Record<Role, readonly Role[]> = { viewer: Object.freeze(['viewer']), editor: Object.freeze(['editor']), admin: Object.freeze(['admin']) };
+const NO_ROLES: readonly Role[] = Object.freeze([]);
+
+/** presentApiKey for a listed key (an array row, see listApiKeys). */
+export function presentListedApiKey([appname, description, role, lastLogin, lastIp]: ListedApiKey): ApiKeyRecord {
+  return { appname, description, roles: role === null ? NO_ROLES : ROLES_OF[role], last_login: lastLogin, last_ip: lastIp };
 }
 
 /** `meta.code` mirrors the HTTP status; `meta.count` is the number of records in `data`. */

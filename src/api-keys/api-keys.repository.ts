@@ -38,27 +38,22 @@ const FIND_SECRET_BY_APPNAME = statement(
           CASE WHEN previous_key_valid_until > now() THEN previous_key_ciphertext END AS previous_key_ciphertext
      FROM api_keys WHERE appname = $1`,
 );
+/** A listed key: appname, description, role, last login, last IP (the columns of LIST, in order). */
+export type ListedApiKey = [appname: string, description: string, role: Role | null, lastLogin: number | null, lastIp: string | null];
+
 /**
- * A page of keys as the JSON array of API key records, built by PostgreSQL: for 1000 keys, parsing
- * rows into objects, presenting and stringifying them again cost Node more than the query itself
- * (measured by the list benchmark). The record's fields and their order are presentApiKey's; the
- * OpenAPI check of every test response holds both to the documented schema.
- * COALESCE rather than "$1 IS NULL OR": the condition stays an index range under a generic plan
- * (appnames are never empty, so '' sorts before all of them).
+ * A page of keys, as arrays: for 1000 keys PostgreSQL returns plain rows for a fraction of what
+ * building the JSON itself costs it (json_agg measured at ~5 ms of its CPU per page against ~0.5 ms),
+ * and Node reads arrays for less than objects. COALESCE rather than "$1 IS NULL OR": the condition
+ * stays an index range under a generic plan (appnames are never empty, so '' sorts before all of them).
  */
-const LIST_AS_JSON = statement(
-  'api-keys.list-json',
-  `SELECT count(*)::int AS count,
-          COALESCE(json_agg(json_build_object(
-            'appname', appname,
-            'description', description,
-            'roles', CASE WHEN role IS NULL THEN '[]'::json ELSE json_build_array(role) END,
-            'last_login', last_login,
-            'last_ip', last_ip) ORDER BY appname), '[]')::text AS records
-     FROM (SELECT appname, description, role, last_login, last_ip FROM api_keys
-            WHERE appname > COALESCE($1::text, '')
-            ORDER BY appname
-            LIMIT $2) AS page`,
+const LIST = statement(
+  'api-keys.list',
+  `SELECT appname, description, role, last_login::float8, last_ip FROM api_keys
+    WHERE appname > COALESCE($1::text, '')
+    ORDER BY appname
+    LIMIT $2`,
+  { rowMode: 'array' },
 );
 
 export async function insertApiKey(
@@ -116,10 +111,10 @@ export async function findApiKeyForUpdate(q: Queryable, appname: string): Promis
   return rows[0];
 }
 
-/** Keys ordered by appname in byte order, strictly after `after` when given: how many, and their records as JSON text. */
-export async function listApiKeysAsJson(q: Queryable, page: { limit: number; after?: string }): Promise<{ count: number; records: string }> {
-  const { rows } = await q.run<{ count: number; records: string }>(LIST_AS_JSON, [page.after ?? null, page.limit]);
-  return rows[0]!;
+/** Keys ordered by appname in byte order (the column's collation is "C"), strictly after `after` when given. */
+export async function listApiKeys(q: Queryable, page: { limit: number; after?: string }): Promise<ListedApiKey[]> {
+  const { rows } = await q.run<ListedApiKey>(LIST, [page.after ?? null, page.limit]);
+  return rows;
 }
 
 export async function updateApiKeyContent(

@@ -6,7 +6,7 @@ import type { RateLimits } from '../http/rate-limits';
 import { methodNotAllowed } from '../http/error-handler';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
-import { envelope, envelopeAroundJson, presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
+import { envelope, presentApiKey, presentApiKeyWithSecret, presentListedApiKey } from './api-keys.presenter';
 import type { ApiKeyRow } from './api-keys.repository';
 import { APPNAME_PATTERN, appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import type { ApiKeysService } from './api-keys.service';
@@ -26,8 +26,8 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
     .route('/')
     .get(async function listApiKeys(req: Request, res: Response) {
       const page = parseInput(listApiKeysQuery, req.query, 'query');
-      const { count, records } = await service.list(principalOf(res), page);
-      res.type('application/json').send(envelopeAroundJson(200, count, records));
+      const keys = await service.list(principalOf(res), page);
+      res.json(envelope(200, keys.map(presentListedApiKey)));
     })
     .post(jsonBody, async function createApiKey(req: Request, res: Response) {
       const input = parseInput(createApiKeyBody, req.body, 'body');

@@ -28,10 +28,10 @@ export class ApiKeysService {
     private readonly appkeyCache: AppkeyCache = new AppkeyCache(),
   ) {}
 
-  /** A page of API key records, already as a JSON array (see listApiKeysAsJson). */
-  async list(principal: Principal, page: ListApiKeysInput): Promise<{ count: number; records: string }> {
+  /** A page of keys, as arrays of their listed fields (see listApiKeys). */
+  async list(principal: Principal, page: ListApiKeysInput): Promise<keys.ListedApiKey[]> {
     assertCanRead(principal);
-    return keys.listApiKeysAsJson(this.db, page);
+    return keys.listApiKeys(this.db, page);
   }
 
   /** GET /{appname}'s read, made beside the bearer check; `appname` null: a name no key can have. */

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
-import { bearer, createApiKey, randomName, tokenForRole } from '../../helpers/factories';
+import { bearer, createApiKey, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
 import { KEYS, errorBody } from './support';
 
 type Listed = { appname: string };
@@ -49,6 +49,24 @@ describe('GET /api/v1/api-keys (list)', () => {
       for (const record of res.body.data) {
         expect(Object.keys(record).sort()).toEqual(['appname', 'description', 'last_ip', 'last_login', 'roles']);
       }
+    });
+
+    it('when keys have logged in, have each role or none, and odd descriptions, then each listed record is exactly its GET record', async () => {
+      const keys = await Promise.all(
+        (['viewer', 'editor', 'admin', null] as const).map((role, i) =>
+          createApiKey(t, { role, description: ['quote " and \\ backslash', 'ünïcødé ✓ 🔑', 'tab\tnew\nline', ''][i] }),
+        ),
+      );
+      await loginWithApiKey(t, keys[0]!);
+
+      const res = await list();
+
+      const listed = new Map((res.body.data as Listed[]).map((record) => [record.appname, record]));
+      for (const key of keys) {
+        const single = await t.http().get(`${KEYS}/${key.appname}`).set(bearer(admin));
+        expect(listed.get(key.appname)).toEqual(single.body.data);
+      }
+      expect(listed.get(keys[0]!.appname)).toMatchObject({ last_login: expect.any(Number), last_ip: expect.any(String) });
     });
 
     it('when keys differ only after a shared prefix, then they are ordered by appname in byte order', async () => {
