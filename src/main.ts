@@ -9,6 +9,7 @@ import { buildRateLimits } from './http/rate-limits';
 import type { Services } from './services';
 import type { Metrics } from './metrics/metrics';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
+import { answerClientErrors } from './http/client-errors';
 
 /** Stop accepting, let in-flight requests finish (bounded), close the pool, exit 0. */
 function handleShutdown(server: Server, services: Services, logger: Logger, timeoutSeconds: number, cleanups: (() => unknown)[]) {
@@ -59,6 +60,7 @@ async function main(): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info({ port, issuer: config.issuer }, 'listening');
   });
+  answerClientErrors(server);
   // Keep-alive connections would otherwise hold shutdown open until the client lets go.
   server.keepAliveTimeout = 5_000;
   // A client that trickles its request (slowloris) is cut off instead of holding a socket for minutes.

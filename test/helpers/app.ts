@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { buildApp } from '../../src/app';
+import { answerClientErrors } from '../../src/http/client-errors';
 import { loadConfig, type Config } from '../../src/config';
 import { Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrate';
@@ -75,6 +76,7 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
+  answerClientErrors(server);
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {

@@ -148,6 +148,17 @@ describe('property: token routes', () => {
   beforeEach(() => guard.reset());
 
   const expectAnswer = (req: RawRequest, allowed: number[]) => exchange(t.baseUrl, guard, req, allowed);
+  /**
+   * Where Node's own limits come before any check of the token: headers near or over its 16 KiB limit
+   * are a 400 (either answer right at the edge), a body over 64 KiB a 413. Undefined otherwise.
+   */
+  const nodeRefusesFirst = (req: RawRequest): number[] | undefined => {
+    const headerBytes = (req.headers ?? []).reduce((n, [name, value]) => n + name.length + Buffer.byteLength(value) + 4, 0);
+    if (headerBytes > 16 * 1024) return [400];
+    if (headerBytes > 15 * 1024) return [400, 401];
+    if (req.body !== undefined && Buffer.byteLength(req.body) > 64 * 1024) return [413];
+    return undefined;
+  };
   const post = (route: string, jwtField: string, token: string, asForm: boolean): RawRequest =>
     asForm
       ? { method: 'POST', target: route, headers: [['Content-Type', FORM]], body: `${jwtField}=${encodeURIComponent(token)}` }
@@ -354,7 +365,7 @@ describe('property: token routes', () => {
   );
 
   it(
-    'when a JWT has a random header, random claims and a signature it cannot be trusted by, then 401 on every token route and as a bearer, and nothing changes',
+    'when a JWT has a random header, random claims and a signature it cannot be trusted by, then 401 on every token route and as a bearer (400 once headers outgrow Node’s limit), and nothing changes',
     async () => {
       const alg = fc.oneof(
         fc.constantFrom<unknown>('none', 'HS256', 'HS384', 'HS512', 'RS256', 'ES256', 'ES384', 'PS256', 'EdDSA', 'none ', ''),
@@ -415,7 +426,7 @@ describe('property: token routes', () => {
                       body: '{"description":"taken over","roles":["admin"]}',
                     };
 
-          await expectAnswer(req, [401]);
+          await expectAnswer(req, nodeRefusesFirst(req) ?? [401]);
         }),
         runs(300),
       );

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import request from 'supertest';
 import { buildApp } from '../../../src/app';
 import { loadConfig } from '../../../src/config';
@@ -142,6 +143,32 @@ describe('HTTP basics', () => {
       expect(res.status).toBe(401);
       expect(res.headers['x-powered-by']).toBeUndefined();
       expect(res.headers['x-content-type-options']).toBe('nosniff');
+    });
+  });
+
+  // Node answers these itself, before any middleware runs; they must still carry the error body.
+  describe('requests refused before the app sees them', () => {
+    /** Sends raw bytes and reads the whole answer until the server closes the connection. */
+    async function rawExchange(bytes: string): Promise<{ status: number; headers: string; body: unknown }> {
+      const { port } = new URL(t.baseUrl);
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.end(bytes);
+      let answer = '';
+      for await (const chunk of socket) answer += (chunk as Buffer).toString('latin1');
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: JSON.parse(body) as unknown };
+    }
+
+    it.each([
+      ['headers over Node’s 16 KiB limit (a huge bearer token)', `GET /api/v1/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`],
+      ['a malformed request line', 'NOT AN HTTP REQUEST\r\n\r\n'],
+      ['a malformed header', 'GET /healthz HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n'],
+    ])('when a request has %s, then 400 with the error body, and the connection is closed', async (_case, bytes) => {
+      const res = await rawExchange(bytes);
+
+      expect(res.status).toBe(400);
+      expect(res.headers).toContain('content-type: application/json');
+      expect(res.body).toEqual(errorBody(400, 'BadRequest'));
     });
   });
 
