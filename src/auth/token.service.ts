@@ -10,9 +10,12 @@ import {
   openUserSession,
   revokeSessionOnReuse,
   rotateRefreshToken,
+  rotateRefreshTokens,
   type ApiKeyLogin,
   type ApiKeySessionOutcome,
   type NewSession,
+  type RefreshRotation,
+  type RotatedRefresh,
   type SessionTimes,
 } from '../sessions/sessions.repository';
 import type { RequestOrigin } from '../audit/audit-event';
@@ -59,6 +62,8 @@ interface SessionPrincipal {
 export class TokenService {
   /** Concurrent API-key logins share one statement and one commit: the commit is most of their cost. */
   private readonly apiKeyLogins: Coalescer<ApiKeyLogin, ApiKeySessionOutcome>;
+  /** Likewise concurrent refreshes; what a batch does not rotate is tried alone (rotateRefreshTokens). */
+  private readonly refreshes: Coalescer<RefreshRotation, RotatedRefresh | undefined>;
 
   constructor(
     private readonly db: Database,
@@ -69,6 +74,7 @@ export class TokenService {
     private readonly events: TokenEvents = {},
   ) {
     this.apiKeyLogins = new Coalescer((logins) => openApiKeySessions(db, logins), { maxInFlight: 1, maxBatch: 128 });
+    this.refreshes = new Coalescer((rotations) => rotateRefreshTokens(db, rotations), { maxInFlight: 1, maxBatch: 128 });
   }
 
   async exchangeRequestToken(requestToken: string, origin: RequestOrigin): Promise<TokenResponse> {
@@ -103,16 +109,16 @@ export class TokenService {
   async refreshGrant(refreshToken: string, origin: RequestOrigin): Promise<TokenResponse> {
     const claims = await this.signer.verify(refreshToken, 'Refresh');
     const now = nowSeconds();
-    const newJti = randomUUID();
-    const rotated = await rotateRefreshToken(this.db, {
+    const rotation: RefreshRotation = {
       now,
       sessionId: claims.sid,
       principalId: claims.sub,
       presentedJti: claims.jti,
-      newJti,
+      newJti: randomUUID(),
       refreshTtlSeconds: this.settings.refreshTokenTtl,
       origin,
-    });
+    };
+    const rotated = (await this.refreshes.submit(rotation)) ?? (await rotateRefreshToken(this.db, rotation));
     if (!rotated) {
       if (await revokeSessionOnReuse(this.db, claims.sid, claims.jti, origin)) {
         this.events.onRefreshReuse?.();
@@ -124,7 +130,7 @@ export class TokenService {
     return this.issue(
       { type: principal.type, id: principal.principal_id, name: principal.name, role: principal.role },
       claims.sid,
-      newJti,
+      rotation.newJti,
       times,
       now,
     );

@@ -1,4 +1,5 @@
 import { statement, type Queryable } from '../db/database';
+import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
 import type { PrincipalType, Role } from '../auth/roles';
 import type { RequestOrigin } from '../audit/audit-event';
 import { auditInsertFrom } from '../audit/audit.repository';
@@ -33,12 +34,11 @@ const EPOCH = (column: string) => `floor(extract(epoch FROM ${column}))::float8`
 const TIMES = `${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('created_at')} AS created_at`;
 
 /**
- * Session $1 with its principal, only if all of it is still live: session not revoked or past its
- * end, user not disabled or deleted, key not deleted, and opened with the key's current appkey or
- * with the previous one while its grace lasts. Shared by the bearer check, refresh and introspection,
- * and by reads that ride along with the bearer check (api-keys.repository).
+ * The sessions `sessionIs` selects (a condition on `s`), each with its principal, only if all of it is
+ * still live: session not revoked or past its end, user not disabled or deleted, key not deleted, and
+ * opened with the key's current appkey or with the previous one while its grace lasts.
  */
-export const LIVE_PRINCIPAL = `
+const livePrincipals = (sessionIs: string) => `
   SELECT s.id AS session_id,
          CASE WHEN s.user_id IS NOT NULL THEN 'user' ELSE 'api_key' END AS type,
          COALESCE(u.id, k.id) AS principal_id,
@@ -49,8 +49,14 @@ export const LIVE_PRINCIPAL = `
     LEFT JOIN api_keys k ON k.id = s.api_key_id
           AND (s.key_generation = k.key_generation
                OR (s.key_generation = k.key_generation - 1 AND k.previous_key_valid_until > now()))
-   WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
+   WHERE ${sessionIs} AND s.revoked_at IS NULL AND s.expires_at > now()
      AND (u.id IS NOT NULL OR k.id IS NOT NULL)`;
+
+/**
+ * Session $1 with its principal, only while all of it is live. Shared by the bearer check, refresh and
+ * introspection, and by reads that ride along with the bearer check (api-keys.repository).
+ */
+export const LIVE_PRINCIPAL = livePrincipals('s.id = $1');
 
 /** The request's origin is the last three parameters of every statement that records an event. */
 const originParams = (first: number) => ({ clientAddress: `$${first}`, requestId: `$${first + 1}`, route: `$${first + 2}::text` });
@@ -124,8 +130,7 @@ const ROTATE_REFRESH_TOKEN = (() => {
 
 export type ApiKeyLogin = NewSession & { apiKeyId: string; keyGeneration: number; jti: string; jtiExpiresAt: number };
 
-/** One array parameter per column: the batch goes to PostgreSQL as columns and comes back as rows through unnest. */
-const LOGIN_COLUMNS: { name: string; type: string; of: (login: ApiKeyLogin) => unknown }[] = [
+const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'session_id', type: 'uuid', of: (l) => l.id },
   { name: 'api_key_id', type: 'uuid', of: (l) => l.apiKeyId },
   { name: 'key_generation', type: 'int', of: (l) => l.keyGeneration },
@@ -152,53 +157,52 @@ const LOGIN_COLUMNS: { name: string; type: string; of: (login: ApiKeyLogin) => u
  */
 const OPEN_API_KEY_SESSIONS = statement(
   'sessions.open-api-key-sessions',
-    `WITH req AS (
-       SELECT * FROM unnest(${LOGIN_COLUMNS.map(({ type }, i) => `$${i + 1}::${type}[]`).join(', ')}) WITH ORDINALITY
-           AS r(${LOGIN_COLUMNS.map(({ name }) => name).join(', ')}, ord)
-     ), locked AS (
-       SELECT id, appname, role, key_generation, previous_key_valid_until > now() AS previous_valid
-         FROM api_keys WHERE id IN (SELECT api_key_id FROM req)
-        ORDER BY id FOR NO KEY UPDATE
-     ), valid AS (
-       SELECT req.*, locked.appname, locked.role
-         FROM req JOIN locked ON locked.id = req.api_key_id
-        WHERE locked.key_generation = req.key_generation
-           OR (locked.key_generation = req.key_generation + 1 AND locked.previous_valid)
-     ), recorded AS (
-       INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-       SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM valid
-       ON CONFLICT DO NOTHING
-       RETURNING api_key_id, jti
-     ), fresh AS (
-       -- The same token twice in one batch: the first gets the session, the second is a replay.
-       SELECT DISTINCT ON (api_key_id, jti) valid.*
-         FROM valid JOIN recorded USING (api_key_id, jti)
-        ORDER BY api_key_id, jti, ord
-     ), login AS (
-       UPDATE api_keys SET last_login = latest.issued_at, last_ip = latest.client_address
-         FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address FROM fresh ORDER BY api_key_id, ord DESC) AS latest
-        WHERE api_keys.id = latest.api_key_id
-     ), opened AS (
-       INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at)
-       SELECT session_id, api_key_id, key_generation, refresh_jti,
-              to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl))
-         FROM fresh
-       RETURNING id, ${TIMES}
-     ), audit AS (
-       ${auditInsertFrom('(SELECT * FROM fresh ORDER BY ord) AS fresh', {
-         type: 'token.issued',
-         actor: "'api_key:' || fresh.appname",
-         appname: 'fresh.appname',
-         clientAddress: 'fresh.client_address',
-         requestId: 'fresh.request_id',
-         details: "jsonb_build_object('route', fresh.route, 'session_id', fresh.session_id)",
-       })}
-     )
-     SELECT valid.ord IS NOT NULL AS key_valid, valid.role, opened.refresh_expires_at, opened.created_at
-       FROM req
-       LEFT JOIN valid USING (ord)
-       LEFT JOIN opened ON opened.id = req.session_id
-      ORDER BY req.ord`,
+  `WITH req AS (
+     ${unnestRows(LOGIN_COLUMNS)}
+   ), locked AS (
+     SELECT id, appname, role, key_generation, previous_key_valid_until > now() AS previous_valid
+       FROM api_keys WHERE id IN (SELECT api_key_id FROM req)
+      ORDER BY id FOR NO KEY UPDATE
+   ), valid AS (
+     SELECT req.*, locked.appname, locked.role
+       FROM req JOIN locked ON locked.id = req.api_key_id
+      WHERE locked.key_generation = req.key_generation
+         OR (locked.key_generation = req.key_generation + 1 AND locked.previous_valid)
+   ), recorded AS (
+     INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
+     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM valid
+     ON CONFLICT DO NOTHING
+     RETURNING api_key_id, jti
+   ), fresh AS (
+     -- The same token twice in one batch: the first gets the session, the second is a replay.
+     SELECT DISTINCT ON (api_key_id, jti) valid.*
+       FROM valid JOIN recorded USING (api_key_id, jti)
+      ORDER BY api_key_id, jti, ord
+   ), login AS (
+     UPDATE api_keys SET last_login = latest.issued_at, last_ip = latest.client_address
+       FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address FROM fresh ORDER BY api_key_id, ord DESC) AS latest
+      WHERE api_keys.id = latest.api_key_id
+   ), opened AS (
+     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at)
+     SELECT session_id, api_key_id, key_generation, refresh_jti,
+            to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl))
+       FROM fresh
+     RETURNING id, ${TIMES}
+   ), audit AS (
+     ${auditInsertFrom('(SELECT * FROM fresh ORDER BY ord) AS fresh', {
+       type: 'token.issued',
+       actor: "'api_key:' || fresh.appname",
+       appname: 'fresh.appname',
+       clientAddress: 'fresh.client_address',
+       requestId: 'fresh.request_id',
+       details: "jsonb_build_object('route', fresh.route, 'session_id', fresh.session_id)",
+     })}
+   )
+   SELECT valid.ord IS NOT NULL AS key_valid, valid.role, opened.refresh_expires_at, opened.created_at
+     FROM req
+     LEFT JOIN valid USING (ord)
+     LEFT JOIN opened ON opened.id = req.session_id
+    ORDER BY req.ord`,
 );
 
 /** Opens a user's session and records the login, in one statement. */
@@ -216,22 +220,89 @@ export async function openUserSession(q: Queryable, s: NewSession & { userId: st
   return rows[0]!;
 }
 
+export interface RefreshRotation {
+  now: number;
+  sessionId: string;
+  principalId: string;
+  presentedJti: string;
+  newJti: string;
+  refreshTtlSeconds: number;
+  origin: RequestOrigin;
+}
+
+export interface RotatedRefresh {
+  principal: LivePrincipalRow;
+  times: SessionTimes;
+}
+
+const ROTATION_COLUMNS: UnnestColumn<RefreshRotation>[] = [
+  { name: 'session_id', type: 'uuid', of: (r) => r.sessionId },
+  { name: 'principal_id', type: 'uuid', of: (r) => r.principalId },
+  { name: 'presented_jti', type: 'uuid', of: (r) => r.presentedJti },
+  { name: 'new_jti', type: 'uuid', of: (r) => r.newJti },
+  { name: 'refresh_ttl', type: 'int', of: (r) => r.refreshTtlSeconds },
+  { name: 'issued_at', type: 'bigint', of: (r) => r.now },
+  { name: 'client_address', type: 'text', of: (r) => r.origin.clientAddress },
+  { name: 'request_id', type: 'text', of: (r) => r.origin.requestId },
+  { name: 'route', type: 'text', of: (r) => r.origin.route },
+];
+
+/**
+ * Several refreshes in one statement and one commit (the refresh grant coalesces concurrent requests,
+ * see Coalescer), each as ROTATE_REFRESH_TOKEN does it alone. The sessions are locked first, SKIP
+ * LOCKED: the batch never waits for a lock, so it can never be part of a deadlock with another
+ * statement that changes several sessions. What it did not rotate (locked elsewhere, already used,
+ * not live, or the same token twice in the batch) the grant then tries alone, which waits its turn.
+ */
+const ROTATE_REFRESH_TOKENS = statement(
+  'sessions.rotate-refresh-tokens',
+  `WITH req AS (
+     ${unnestRows(ROTATION_COLUMNS)}
+   ), locked AS (
+     SELECT id FROM sessions
+      WHERE id IN (SELECT session_id FROM req) AND revoked_at IS NULL AND expires_at > now()
+      FOR NO KEY UPDATE SKIP LOCKED
+   ), live AS (${livePrincipals('s.id IN (SELECT id FROM locked)')}
+   ), rotated AS (
+     -- The same token twice in one batch matches one session twice: it is updated once, for one of them.
+     UPDATE sessions
+        SET refresh_jti = req.new_jti,
+            refresh_expires_at = LEAST(to_timestamp(req.issued_at + req.refresh_ttl), sessions.expires_at)
+       FROM req JOIN live ON live.session_id = req.session_id AND live.principal_id = req.principal_id
+      WHERE sessions.id = req.session_id AND sessions.refresh_jti = req.presented_jti
+      RETURNING req.ord, req.client_address, req.request_id, req.route, live.*,
+                ${EPOCH('sessions.refresh_expires_at')} AS refresh_expires_at, ${EPOCH('sessions.created_at')} AS created_at
+   ), audit AS (
+     ${auditInsertFrom('(SELECT * FROM rotated ORDER BY ord) AS rotated', {
+       type: 'token.issued',
+       ...principalColumns('rotated'),
+       clientAddress: 'rotated.client_address',
+       requestId: 'rotated.request_id',
+       details: "jsonb_build_object('route', rotated.route, 'session_id', rotated.session_id)",
+     })}
+   )
+   SELECT rotated.session_id, rotated.type, rotated.principal_id, rotated.name, rotated.role,
+          rotated.refresh_expires_at, rotated.created_at
+     FROM req LEFT JOIN rotated USING (ord)
+    ORDER BY req.ord`,
+);
+
+/** Many rotations in one statement; one answer per rotation, in order: undefined where the batch did not rotate it. */
+export async function rotateRefreshTokens(q: Queryable, rotations: RefreshRotation[]): Promise<(RotatedRefresh | undefined)[]> {
+  type Row = { [K in keyof (LivePrincipalRow & SessionTimes)]: (LivePrincipalRow & SessionTimes)[K] | null };
+  const { rows } = await q.run<Row>(ROTATE_REFRESH_TOKENS, unnestValues(ROTATION_COLUMNS, rotations));
+  return rows.map(({ refresh_expires_at, created_at, ...principal }) =>
+    principal.session_id === null || refresh_expires_at === null || created_at === null
+      ? undefined
+      : { principal: principal as LivePrincipalRow, times: { refresh_expires_at, created_at } },
+  );
+}
+
 /**
  * Swaps the presented refresh token for a new one, only while session, principal and sub are
  * live, and records the issue. Returns the principal and the new times, or undefined when nothing matched.
  */
-export async function rotateRefreshToken(
-  q: Queryable,
-  r: {
-    now: number;
-    sessionId: string;
-    principalId: string;
-    presentedJti: string;
-    newJti: string;
-    refreshTtlSeconds: number;
-    origin: RequestOrigin;
-  },
-): Promise<{ principal: LivePrincipalRow; times: SessionTimes } | undefined> {
+export async function rotateRefreshToken(q: Queryable, r: RefreshRotation): Promise<RotatedRefresh | undefined> {
   const { rows } = await q.run<LivePrincipalRow & SessionTimes>(ROTATE_REFRESH_TOKEN, [
     r.sessionId,
     r.presentedJti,
@@ -258,10 +329,7 @@ export type ApiKeySessionOutcome =
 /** The logins of API keys, all in one statement (one round trip, one commit); one outcome per login, in order. */
 export async function openApiKeySessions(q: Queryable, logins: ApiKeyLogin[]): Promise<ApiKeySessionOutcome[]> {
   type Row = { key_valid: boolean; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
-  const { rows } = await q.run<Row>(
-    OPEN_API_KEY_SESSIONS,
-    LOGIN_COLUMNS.map(({ of }) => logins.map(of)),
-  );
+  const { rows } = await q.run<Row>(OPEN_API_KEY_SESSIONS, unnestValues(LOGIN_COLUMNS, logins));
   return rows.map(({ key_valid, role, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
     if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at } };
     return { opened: false, refused: key_valid ? 'replayed' : 'stale' };

@@ -88,6 +88,17 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
       expect(otherRefresh.status).toBe(200);
     });
 
+    it('when 30 sessions refresh at once, then each gets new tokens for its own session, and each new refresh token works once more', async () => {
+      const logins = await Promise.all(Array.from({ length: 30 }, () => loginAs(t, user)));
+
+      const results = await Promise.all(logins.map((login) => refreshWith(t, login.refresh_token)));
+
+      results.forEach((res) => expectTokenResponse(res, { accessTtl: 300 }));
+      expect(results.map((res) => res.body['session-state'])).toEqual(logins.map((login) => login['session-state']));
+      const again = await Promise.all(results.map((res) => refreshWith(t, res.body.refresh_token)));
+      expect(again.map((res) => res.status)).toEqual(results.map(() => 200));
+    });
+
     it('when 20 refreshes with one token run concurrently, then exactly one succeeds and the rest get 401', async () => {
       const login = await loginAs(t, user);
 

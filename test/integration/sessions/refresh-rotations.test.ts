@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { rotateRefreshTokens, type RefreshRotation } from '../../../src/sessions/sessions.repository';
+import type { TokenResponse } from '../../../src/auth/token.service';
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { createUser, loginAs, type TestUser } from '../../helpers/factories';
+import { claimsOf } from '../../helpers/tokens';
+import { onPglite } from '../../helpers/database';
+
+/**
+ * The statement that rotates the refresh tokens of a batch of refreshes, on the real database. Over
+ * HTTP, which refreshes share a batch depends on timing; here the batch is chosen. What the batch
+ * does not rotate, the grant tries again alone, so "not rotated" must never be a wrong "rotated".
+ */
+describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
+  let t: TestApp;
+  let user: TestUser;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    user = await createUser(t, { role: 'editor' });
+  });
+  afterAll(() => t.close());
+
+  function rotationOf(login: TokenResponse, overrides: Partial<RefreshRotation> = {}): RefreshRotation {
+    const claims = claimsOf(login.refresh_token) as { sid: string; sub: string; jti: string };
+    return {
+      now: Math.floor(Date.now() / 1000),
+      sessionId: claims.sid,
+      principalId: claims.sub,
+      presentedJti: claims.jti,
+      newJti: randomUUID(),
+      refreshTtlSeconds: 1800,
+      origin: { clientAddress: '192.0.2.8', requestId: randomUUID(), route: '/api/auth/bearer/refresh' },
+      ...overrides,
+    };
+  }
+
+  const currentJti = async (sessionId: string) =>
+    (await t.db.query<{ refresh_jti: string }>('SELECT refresh_jti FROM sessions WHERE id = $1', [sessionId])).rows[0]!.refresh_jti;
+  const eventsOf = async (rotations: RefreshRotation[]) =>
+    Number(
+      (
+        await t.db.query<{ n: string }>("SELECT count(*) AS n FROM audit_events WHERE type = 'token.issued' AND request_id = ANY($1::text[])", [
+          rotations.map((r) => r.origin.requestId),
+        ])
+      ).rows[0]!.n,
+    );
+
+  it('when a batch holds refreshes of two sessions, then both rotate, in order, each with its principal and event', async () => {
+    const rotations = [rotationOf(await loginAs(t, user)), rotationOf(await loginAs(t, user))];
+
+    const rotated = await rotateRefreshTokens(t.db, rotations);
+
+    expect(rotated).toEqual(
+      rotations.map((r) => ({
+        principal: { session_id: r.sessionId, type: 'user', principal_id: r.principalId, name: user.username, role: 'editor' },
+        times: { created_at: expect.any(Number), refresh_expires_at: r.now + 1800 },
+      })),
+    );
+    for (const r of rotations) expect(await currentJti(r.sessionId)).toBe(r.newJti);
+    expect(await eventsOf(rotations)).toBe(2);
+  });
+
+  it('when one refresh token appears twice in a batch, then its session rotates once, for exactly one of them', async () => {
+    const login = await loginAs(t, user);
+    const first = rotationOf(login);
+    const again = rotationOf(login);
+
+    const rotated = await rotateRefreshTokens(t.db, [first, again]);
+
+    expect(rotated.filter((r) => r !== undefined)).toHaveLength(1);
+    const winner = rotated[0] ? first : again;
+    expect(await currentJti(first.sessionId)).toBe(winner.newJti);
+    expect(await eventsOf([first, again])).toBe(1);
+  });
+
+  it('when a refresh presents a used token, another principal, or a revoked session, then it alone is not rotated and nothing of it changes', async () => {
+    const good = rotationOf(await loginAs(t, user));
+    const usedLogin = await loginAs(t, user);
+    const used = rotationOf(usedLogin, { presentedJti: randomUUID() });
+    const someoneElse = rotationOf(await loginAs(t, user), { principalId: randomUUID() });
+    const revokedLogin = await loginAs(t, user);
+    await t.db.query("UPDATE sessions SET revoked_at = now(), revoked_reason = 'test' WHERE id = $1", [revokedLogin['session-state']]);
+    const revoked = rotationOf(revokedLogin);
+
+    const rotated = await rotateRefreshTokens(t.db, [used, good, someoneElse, revoked]);
+
+    expect(rotated.map((r) => r !== undefined)).toEqual([false, true, false, false]);
+    expect(await currentJti(used.sessionId)).toBe(claimsOf(usedLogin.refresh_token).jti);
+    expect(await eventsOf([used, someoneElse, revoked])).toBe(0);
+  });
+
+  // PGlite's connections share one session, so a second connection cannot hold a lock against the first.
+  (onPglite() ? it.skip : it)('when another transaction holds a session’s row, then the batch skips it at once instead of waiting', async () => {
+    const busy = rotationOf(await loginAs(t, user));
+    const free = rotationOf(await loginAs(t, user));
+    const other = new Client({ connectionString: t.config.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM sessions WHERE id = $1 FOR UPDATE', [busy.sessionId]);
+
+      const rotated = await rotateRefreshTokens(t.db, [busy, free]);
+
+      expect(rotated.map((r) => r !== undefined)).toEqual([false, true]);
+    } finally {
+      await other.query('ROLLBACK');
+      await other.end();
+    }
+    expect(await currentJti(busy.sessionId)).toBe(busy.presentedJti);
+  });
+});
