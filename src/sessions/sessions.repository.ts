@@ -62,6 +62,14 @@ export const LIVE_PRINCIPAL = livePrincipals('s.id = $1');
 const originParams = (first: number) => ({ clientAddress: `$${first}`, requestId: `$${first + 1}`, route: `$${first + 2}::text` });
 const originValues = (o: RequestOrigin) => [o.clientAddress, o.requestId, o.route];
 
+/** The same for a batch (see unnestRows): its last three columns, and their names on a row of `source`. */
+const originColumns = <T extends { origin: RequestOrigin }>(): UnnestColumn<T>[] => [
+  { name: 'client_address', type: 'text', of: (item) => item.origin.clientAddress },
+  { name: 'request_id', type: 'text', of: (item) => item.origin.requestId },
+  { name: 'route', type: 'text', of: (item) => item.origin.route },
+];
+const originColumnsOf = (source: string) => ({ clientAddress: `${source}.client_address`, requestId: `${source}.request_id`, route: `${source}.route` });
+
 /** Audit columns for rows of `source` that carry `type` ('user' | 'api_key') and `name`. */
 const principalColumns = (source: string) => ({
   actor: `${source}.type || ':' || ${source}.name`,
@@ -140,9 +148,7 @@ const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'issued_at', type: 'bigint', of: (l) => l.now },
   { name: 'refresh_ttl', type: 'int', of: (l) => l.refreshTtlSeconds },
   { name: 'max_ttl', type: 'int', of: (l) => l.maxTtlSeconds },
-  { name: 'client_address', type: 'text', of: (l) => l.origin.clientAddress },
-  { name: 'request_id', type: 'text', of: (l) => l.origin.requestId },
-  { name: 'route', type: 'text', of: (l) => l.origin.route },
+  ...originColumns(),
 ];
 
 /**
@@ -193,8 +199,7 @@ const OPEN_API_KEY_SESSIONS = statement(
        type: 'token.issued',
        actor: "'api_key:' || fresh.appname",
        appname: 'fresh.appname',
-       clientAddress: 'fresh.client_address',
-       requestId: 'fresh.request_id',
+       ...originColumnsOf('fresh'),
        details: "jsonb_build_object('route', fresh.route, 'session_id', fresh.session_id)",
      })}
    )
@@ -242,9 +247,7 @@ const ROTATION_COLUMNS: UnnestColumn<RefreshRotation>[] = [
   { name: 'new_jti', type: 'uuid', of: (r) => r.newJti },
   { name: 'refresh_ttl', type: 'int', of: (r) => r.refreshTtlSeconds },
   { name: 'issued_at', type: 'bigint', of: (r) => r.now },
-  { name: 'client_address', type: 'text', of: (r) => r.origin.clientAddress },
-  { name: 'request_id', type: 'text', of: (r) => r.origin.requestId },
-  { name: 'route', type: 'text', of: (r) => r.origin.route },
+  ...originColumns(),
 ];
 
 /**
@@ -276,8 +279,7 @@ const ROTATE_REFRESH_TOKENS = statement(
      ${auditInsertFrom('(SELECT * FROM rotated ORDER BY ord) AS rotated', {
        type: 'token.issued',
        ...principalColumns('rotated'),
-       clientAddress: 'rotated.client_address',
-       requestId: 'rotated.request_id',
+       ...originColumnsOf('rotated'),
        details: "jsonb_build_object('route', rotated.route, 'session_id', rotated.session_id)",
      })}
    )
