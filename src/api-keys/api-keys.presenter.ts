@@ -1,4 +1,4 @@
-import type { Role } from '../auth/roles';
+import { ROLES, type Role } from '../auth/roles';
 import type { ApiKeyRow, ListedApiKey } from './api-keys.repository';
 
 /** The API key record of the spec, field by field; nothing else from the row goes out. */
@@ -30,7 +30,7 @@ export function presentApiKeyWithSecret(row: ApiKeyRow, appkey: string): ApiKeyR
 }
 
 // One shared roles array per role: a page of 1000 records then allocates one object per key, no more.
-const ROLES_OF: Record<Role, readonly Role[]> = { viewer: Object.freeze(['viewer']), editor: Object.freeze(['editor']), admin: Object.freeze(['admin']) };
+const ROLES_OF = Object.fromEntries(ROLES.map((role) => [role, Object.freeze([role])])) as Record<Role, readonly Role[]>;
 const NO_ROLES: readonly Role[] = Object.freeze([]);
 
 /** presentApiKey for a listed key (an array row, see listApiKeys). */
