@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openApiKeySessions, type ApiKeyLogin } from '../../../src/sessions/sessions.repository';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, type TestApiKey } from '../../helpers/factories';
+import { tokenIssuedEventsOf } from './support';
 
 /**
  * The statement that opens the sessions of a batch of API-key logins, on the real database. Over
@@ -47,10 +48,7 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
 
   const count = async (sql: string, values: unknown[]) => Number((await t.db.query<{ n: string }>(sql, values)).rows[0]!.n);
   const sessionsOf = (logins: ApiKeyLogin[]) => count('SELECT count(*) AS n FROM sessions WHERE id = ANY($1::uuid[])', [logins.map((l) => l.id)]);
-  const eventsOf = (logins: ApiKeyLogin[]) =>
-    count("SELECT count(*) AS n FROM audit_events WHERE type = 'token.issued' AND request_id = ANY($1::text[])", [
-      logins.map((l) => l.origin.requestId),
-    ]);
+  const eventsOf = (logins: ApiKeyLogin[]) => tokenIssuedEventsOf(t, logins);
 
   it('when a batch holds logins of two keys, then each gets its outcome in order, with its own key’s role, session and event', async () => {
     const logins = [await loginOf(key.appname), await loginOf(other.appname), await loginOf(key.appname)];

@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
 import { onPglite } from '../../helpers/database';
+import { tokenIssuedEventsOf } from './support';
 
 /**
  * The statement that rotates the refresh tokens of a batch of refreshes, on the real database. Over
@@ -38,14 +39,7 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
 
   const currentJti = async (sessionId: string) =>
     (await t.db.query<{ refresh_jti: string }>('SELECT refresh_jti FROM sessions WHERE id = $1', [sessionId])).rows[0]!.refresh_jti;
-  const eventsOf = async (rotations: RefreshRotation[]) =>
-    Number(
-      (
-        await t.db.query<{ n: string }>("SELECT count(*) AS n FROM audit_events WHERE type = 'token.issued' AND request_id = ANY($1::text[])", [
-          rotations.map((r) => r.origin.requestId),
-        ])
-      ).rows[0]!.n,
-    );
+  const eventsOf = (rotations: RefreshRotation[]) => tokenIssuedEventsOf(t, rotations);
 
   it('when a batch holds refreshes of two sessions, then both rotate, in order, each with its principal and event', async () => {
     const rotations = [rotationOf(await loginAs(t, user)), rotationOf(await loginAs(t, user))];
