@@ -11,7 +11,7 @@ import { oauthRouter } from './auth/oauth.router';
 import { discoveryDocument } from './auth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
 import { auditRouter } from './audit/audit.router';
-import { buildRateLimits, type RateLimits } from './http/rate-limits';
+import type { RateLimits } from './http/rate-limits';
 import { buildOpenApiDocument } from './openapi/openapi.document';
 import { openApiRouter } from './openapi/openapi.router';
 import { requestMetrics } from './http/request-metrics';
@@ -19,23 +19,17 @@ import type { Metrics } from './metrics/metrics';
 import { metricsRouter } from './metrics/metrics.router';
 
 export interface AppDeps {
-  config: Pick<Config, 'trustProxy' | 'issuer' | 'rateLimits' | 'metrics'>;
+  config: Pick<Config, 'trustProxy' | 'issuer' | 'metrics'>;
   logger: Logger;
   services: Services;
-  /** Defaults to the configured limits with in-memory counters. */
-  rateLimits?: RateLimits;
+  /** From loadRateLimits: the configured limits, or pass-through when they are off. */
+  rateLimits: RateLimits;
   /** Present when METRICS_ENABLED=true: requests are measured, and GET /metrics served here unless METRICS_PORT is set. */
   metrics?: Metrics;
 }
 
 /** The HTTP application. Never listens: main.ts does, and tests drive it with supertest. */
-export function buildApp({
-  config,
-  logger,
-  services,
-  metrics,
-  rateLimits = buildRateLimits(config.rateLimits, undefined, metrics && ((limiter) => metrics.rateLimitRejected(limiter))),
-}: AppDeps): Express {
+export function buildApp({ config, logger, services, metrics, rateLimits }: AppDeps): Express {
   const metricsHere = metrics !== undefined && config.metrics.port === undefined;
   metrics?.watchPool(() => services.db.poolStats());
   const app = express();
@@ -61,7 +55,7 @@ export function buildApp({
   );
   app.use('/api/v1/audit-events', auditRouter(services.audit, services.authenticator, rateLimits));
   app.use(healthRouter(services.db));
-  app.use(openApiRouter(buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
+  app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
   if (metricsHere) app.use(metricsRouter(metrics));
 
   app.use(notFoundHandler);

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from './logger';
 import { buildApp } from './app';
 import { startRuntime } from './runtime';
 import { startMaintenance } from './maintenance';
-import { buildRateLimits } from './http/rate-limits';
+import { loadRateLimits } from './http/rate-limits';
 import type { Services } from './services';
 import type { Metrics } from './metrics/metrics';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     ? // Loaded only when configured: the Redis client is a few MiB of resident memory for nothing otherwise.
       await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
     : undefined;
-  const rateLimits = buildRateLimits(config.rateLimits, redis?.storeFor, metrics && ((limiter) => metrics.rateLimitRejected(limiter)));
+  const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected);
   const app = buildApp({ config, logger, services, rateLimits, metrics });
   // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
   const metricsServer =

@@ -79,9 +79,10 @@ export class Metrics {
     this.tokensIssued.inc({ route, outcome: outcomeOf(status) });
   }
 
-  rateLimitRejected(limiter: string): void {
+  /** A property, not a method: it is handed to the rate limiters as their rejection listener. */
+  readonly rateLimitRejected = (limiter: string): void => {
     this.rateLimitRejections.inc({ limiter });
-  }
+  };
 
   get contentType(): string {
     return this.registry.contentType;

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { buildApp } from '../../src/app';
 import { answerClientErrors } from '../../src/http/client-errors';
+import { loadRateLimits } from '../../src/http/rate-limits';
 import { loadConfig, type Config } from '../../src/config';
 import { Database } from '../../src/db/database';
 import { migrate } from '../../src/db/migrate';
@@ -72,7 +73,8 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
   const services = createServices(config, db, config.masterKey ?? masterKey, metrics?.tokenEvents);
   await services.signingKeys.initialise();
 
-  const app = buildApp({ config, logger, services, metrics });
+  const rateLimits = await loadRateLimits(config.rateLimits, undefined, metrics?.rateLimitRejected);
+  const app = buildApp({ config, logger, services, metrics, rateLimits });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import request from 'supertest';
 import { buildApp } from '../../../src/app';
+import { NO_RATE_LIMITS } from '../../../src/http/rate-limits';
 import { loadConfig } from '../../../src/config';
 import { Database } from '../../../src/db/database';
 import { createLogger } from '../../../src/logger';
@@ -271,7 +272,7 @@ describe('HTTP basics: database outages', () => {
     });
     // Nothing listens on port 1: every connection is refused, as in an outage.
     const db = new Database({ url: 'postgres://postgres@127.0.0.1:1/test', connectionTimeoutMs: 2_000 }, logger);
-    const app = buildApp({ config, logger, services: createServices(config, db, config.masterKey!) });
+    const app = buildApp({ config, logger, services: createServices(config, db, config.masterKey!), rateLimits: NO_RATE_LIMITS });
     afterAll(() => db.close());
 
     it('when the database server refuses connections, then /readyz answers 503 ServiceUnavailable', async () => {

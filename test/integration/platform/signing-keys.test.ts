@@ -2,6 +2,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { TokenResponse } from '../../../src/auth/token.service';
 import request from 'supertest';
 import { buildApp } from '../../../src/app';
+import { NO_RATE_LIMITS } from '../../../src/http/rate-limits';
 import { createServices } from '../../../src/services';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { itOnSharedServerOnly } from '../../helpers/database';
@@ -105,7 +106,7 @@ describe('signing key rotation', () => {
   itOnSharedServerOnly()('when one instance rotates, then another instance sharing the database accepts tokens signed with the new key', async () => {
     const services = createServices(t.config, t.db, t.masterKey);
     await services.signingKeys.initialise();
-    const otherInstance = buildApp({ config: t.config, logger: t.logger, services });
+    const otherInstance = buildApp({ config: t.config, logger: t.logger, services, rateLimits: NO_RATE_LIMITS });
     // Let the other instance's key cache age past its reload throttle, as it would between rotations.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const rotatedKid = await t.services.signingKeys.rotate();
