@@ -2,13 +2,19 @@ import { Router } from 'express';
 import { methodNotAllowed } from '../http/error-handler';
 import type { OpenApiDocument } from './openapi.document';
 
-/** GET /api/v1/openapi.json: the document, built once with the app. No token needed. */
-export function openApiRouter(document: OpenApiDocument): Router {
+/**
+ * GET /api/v1/openapi.json: the document, built at its first request and kept as JSON text. No token
+ * needed. Built lazily because few processes are ever asked for it, and the document as objects
+ * held about 0.3 MiB of heap for the life of the process (see README, Performance).
+ */
+export function openApiRouter(buildDocument: () => OpenApiDocument): Router {
+  let body: string | undefined;
   const router = Router();
   router
     .route('/api/v1/openapi.json')
     .get(function openApiDocument(_req, res) {
-      res.json(document);
+      body ??= JSON.stringify(buildDocument());
+      res.type('json').send(body);
     })
     .all(methodNotAllowed(['GET']));
   return router;
