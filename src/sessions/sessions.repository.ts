@@ -31,7 +31,8 @@ export interface LivePrincipalRow {
 // floor, not a rounding cast: a refresh token must never claim a second it does not have.
 // float8 comes back from pg as a number (bigint would be a string).
 const EPOCH = (column: string) => `floor(extract(epoch FROM ${column}))::float8`;
-const TIMES = `${EPOCH('refresh_expires_at')} AS refresh_expires_at, ${EPOCH('created_at')} AS created_at`;
+/** A session's times as SessionTimes names them, read from `source` (a sessions row, or one made of it). */
+const timesOf = (source: string) => `${EPOCH(`${source}.refresh_expires_at`)} AS refresh_expires_at, ${EPOCH(`${source}.created_at`)} AS created_at`;
 
 /**
  * The sessions `sessionIs` selects (a condition on `s`), each with its principal, only if all of it is
@@ -103,7 +104,7 @@ const OPEN_USER_SESSION = (() => {
          details: `jsonb_build_object('route', ${origin.route}, 'session_id', opened.id)`,
        })}
      )
-     SELECT ${TIMES} FROM opened`,
+     SELECT ${timesOf('opened')} FROM opened`,
   );
 })();
 
@@ -122,8 +123,7 @@ const ROTATE_REFRESH_TOKEN = (() => {
               refresh_expires_at = LEAST(to_timestamp($5 + $4::int), sessions.expires_at)
          FROM live
         WHERE sessions.id = live.session_id AND sessions.refresh_jti = $2 AND live.principal_id = $6
-        RETURNING live.*, ${EPOCH('sessions.refresh_expires_at')} AS refresh_expires_at,
-                  ${EPOCH('sessions.created_at')} AS created_at
+        RETURNING live.*, ${timesOf('sessions')}
      ), audit AS (
        ${auditInsertFrom('rotated', {
          type: 'token.issued',
@@ -193,7 +193,7 @@ const OPEN_API_KEY_SESSIONS = statement(
      SELECT session_id, api_key_id, key_generation, refresh_jti,
             to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl))
        FROM fresh
-     RETURNING id, ${TIMES}
+     RETURNING id, ${timesOf('sessions')}
    ), audit AS (
      ${auditInsertFrom('(SELECT * FROM fresh ORDER BY ord) AS fresh', {
        type: 'token.issued',
@@ -273,8 +273,7 @@ const ROTATE_REFRESH_TOKENS = statement(
             refresh_expires_at = LEAST(to_timestamp(req.issued_at + req.refresh_ttl), sessions.expires_at)
        FROM req JOIN live ON live.session_id = req.session_id AND live.principal_id = req.principal_id
       WHERE sessions.id = req.session_id AND sessions.refresh_jti = req.presented_jti
-      RETURNING req.ord, req.client_address, req.request_id, req.route, live.*,
-                ${EPOCH('sessions.refresh_expires_at')} AS refresh_expires_at, ${EPOCH('sessions.created_at')} AS created_at
+      RETURNING req.ord, req.client_address, req.request_id, req.route, live.*, ${timesOf('sessions')}
    ), audit AS (
      ${auditInsertFrom('(SELECT * FROM rotated ORDER BY ord) AS rotated', {
        type: 'token.issued',
