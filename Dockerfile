@@ -19,5 +19,6 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# node, not npm start: npm does not pass SIGTERM on, and shutdown must be graceful.
-CMD ["node", "dist/main.js"]
+# npm start's command (package.json), run without npm: npm does not pass SIGTERM on, and shutdown
+# must be graceful. The heap ceiling keeps memory near what the service needs (README, Operations).
+CMD ["node", "--max-old-space-size=512", "dist/main.js"]
