@@ -20,7 +20,7 @@ import ts from 'typescript';
 import { createDatabase, createFloorSessionsTable, dropDatabase, fillApiKeys, query } from './harness/database';
 import { measureSide, type Measurement } from './harness/load';
 import { ROOT, killChildren } from './harness/processes';
-import { createKey, mapLimit, passwordGrant, startService, type ServiceSettings } from './harness/service';
+import { createKey, mapLimit, passwordGrant, startFlags, startService, type ServiceSettings } from './harness/service';
 import { scenarios, type BenchContext, type Dataset, type Scenario } from './scenarios';
 
 const RSS_TARGET = 1.2;
@@ -213,11 +213,12 @@ async function main(): Promise<void> {
   if (o.build) build();
   const profileDir = path.join(__dirname, 'results', 'profiles');
   if (o.cpuProf) mkdirSync(profileDir, { recursive: true });
+  const nodeFlags = startFlags();
   const service: ServiceSettings = {
     masterKey: randomBytes(32).toString('base64'),
     bcryptCost: o.bcryptCost,
     poolSize: 10,
-    nodeArgs: o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    nodeArgs: [...nodeFlags, ...(o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
   };
   const prefix = `bench_${process.pid}`;
   const dbs = { main: `${prefix}_k1000`, small: `${prefix}_k100`, large: `${prefix}_k100000` };
@@ -266,12 +267,13 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\n${markdown}\n\n` +
       `Command: \`${command}\` (${settings}); ratios are ours/floor req/s (2xx only) of the median round.\n` +
+      `Node flags, on both sides (npm start's): ${nodeFlags.join(' ') || 'none'}.\n` +
       `Machine: ${info?.cpu}, ${info?.memoryGiB} GiB, ${info?.os}, Node ${info?.node}, PostgreSQL ${info?.postgres}.\n`,
   );
   const outFile = path.join(__dirname, 'results', 'latest.json');
   writeFileSync(
     outFile,
-    `${JSON.stringify({ date: new Date().toISOString(), command, options: o, machine: info, rssTarget: RSS_TARGET, results, markdown }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), command, options: o, nodeFlags, machine: info, rssTarget: RSS_TARGET, results, markdown }, null, 2)}\n`,
   );
   log(`wrote ${path.relative(ROOT, outFile)}`);
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { databaseUrl } from './database';
 import { ROOT, startNode, type ServerHandle } from './processes';
@@ -12,6 +13,17 @@ export interface ServiceSettings {
   poolSize: number;
   /** Extra node flags, e.g. --cpu-prof when profiling. */
   nodeArgs?: string[];
+}
+
+/**
+ * The node flags `npm start` gives the service (package.json), so the bench runs it as operators do.
+ * The floors get them too: the same runtime is part of "the same stack".
+ */
+export function startFlags(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const match = /^node((?: --[\w-]+=\S+)*) dist\/main\.js$/.exec(start);
+  if (!match) throw new Error(`package.json's start script is not "node [--flag=value ...] dist/main.js": ${start}`);
+  return match[1]!.split(' ').filter(Boolean);
 }
 
 /** The real service, built: node dist/main.js, production mode, rate limits off, on `db`. */
