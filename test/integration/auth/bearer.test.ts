@@ -122,15 +122,18 @@ describe('bearer middleware with a short access-token lifetime', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp({ ACCESS_TOKEN_TTL: '1' });
+    // Whole seconds, floored at issue: a 3 s token is good for 2–3 s, enough for the first call
+    // on a loaded machine (a 1 s token could expire within milliseconds of its issue).
+    t = await startTestApp({ ACCESS_TOKEN_TTL: '3' });
   });
   afterAll(() => t.close());
 
   it('when the access token has expired, then 401 with error="invalid_token"', async () => {
     const login = await loginAs(t, await createUser(t, { role: 'viewer' }));
+    const issuedBy = Date.now();
     expect((await callProtected(t, login.access_token)).status).toBe(200);
 
-    await sleep(2100);
+    await sleep(issuedBy + 3_100 - Date.now());
     const res = await callProtected(t, login.access_token);
 
     expectInvalidToken(res);
