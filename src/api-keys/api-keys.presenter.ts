@@ -38,6 +38,24 @@ export function presentListedApiKey([appname, description, role, lastLogin, last
   return { appname, description, roles: role === null ? NO_ROLES : ROLES_OF[role], last_login: lastLogin, last_ip: lastIp };
 }
 
+/** Records per part of a listed page: a part's JSON stays far below V8's ~128 KiB large-object size. */
+const RECORDS_PER_PART = 50;
+
+/**
+ * envelope(200, records) for a listed page, as JSON.stringify would write it, but in parts to be
+ * sent one after the other (see sendJsonParts): a page of 1000 is never one string.
+ */
+export function listPageJsonParts(keys: readonly ListedApiKey[]): string[] {
+  const parts = [`{"meta":{"code":200,"count":${keys.length}},"data":[`];
+  for (let i = 0; i < keys.length; i += RECORDS_PER_PART) {
+    const records = JSON.stringify(keys.slice(i, i + RECORDS_PER_PART).map(presentListedApiKey));
+    // The records without their array's brackets; a comma joins them to the part before.
+    parts.push(`${i === 0 ? '' : ','}${records.slice(1, -1)}`);
+  }
+  parts.push(']}');
+  return parts;
+}
+
 /** `meta.code` mirrors the HTTP status; `meta.count` is the number of records in `data`. */
 export function envelope<T>(code: number, data: T): Envelope<T> {
   return { meta: { code, count: Array.isArray(data) ? data.length : 1 }, data };

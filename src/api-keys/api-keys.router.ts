@@ -2,11 +2,12 @@ import { Router, type Request, type Response } from 'express';
 import type { BearerAuthenticator } from '../auth/bearer-authenticator';
 import { alongsideOf, authenticate, principalOf } from '../http/authenticate';
 import { jsonBody } from '../http/body-parsers';
+import { sendJsonParts } from '../http/json-parts';
 import type { RateLimits } from '../http/rate-limits';
 import { methodNotAllowed } from '../http/error-handler';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
-import { envelope, presentApiKey, presentApiKeyWithSecret, presentListedApiKey } from './api-keys.presenter';
+import { envelope, listPageJsonParts, presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
 import type { ApiKeyRow } from './api-keys.repository';
 import { APPNAME_PATTERN, appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import type { ApiKeysService } from './api-keys.service';
@@ -27,7 +28,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
     .get(async function listApiKeys(req: Request, res: Response) {
       const page = parseInput(listApiKeysQuery, req.query, 'query');
       const keys = await service.list(principalOf(res), page);
-      res.json(envelope(200, keys.map(presentListedApiKey)));
+      sendJsonParts(res, listPageJsonParts(keys));
     })
     .post(jsonBody, async function createApiKey(req: Request, res: Response) {
       const input = parseInput(createApiKeyBody, req.body, 'body');

@@ -172,6 +172,9 @@ describe('GET /api/v1/api-keys (list)', () => {
       expect(res.status).toBe(200);
       expect(res.body.meta).toEqual({ code: 200, count: 1000 });
       expect(res.body.data).toHaveLength(1000);
+      // The page is written in parts (see sendJsonParts): the declared length is the body's.
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     });
 
     it('when limit is 1000, then 1000 records are returned and the next page continues after the last', async () => {
