@@ -21,8 +21,8 @@ export interface ServiceSettings {
  */
 export function startFlags(): string[] {
   const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const match = /^node((?: --[\w-]+=\S+)*) dist\/main\.js$/.exec(start);
-  if (!match) throw new Error(`package.json's start script is not "node [--flag=value ...] dist/main.js": ${start}`);
+  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/main\.js$/.exec(start);
+  if (!match) throw new Error(`package.json's start script is not "node [--flag[=value] ...] dist/main.js": ${start}`);
   return match[1]!.split(' ').filter(Boolean);
 }
 
