@@ -34,7 +34,7 @@ const ROLES_OF = Object.fromEntries(ROLES.map((role) => [role, Object.freeze([ro
 const NO_ROLES: readonly Role[] = Object.freeze([]);
 
 /** presentApiKey for a listed key (an array row, see listApiKeys). */
-export function presentListedApiKey([appname, description, role, lastLogin, lastIp]: ListedApiKey): ApiKeyRecord {
+function presentListedApiKey([appname, description, role, lastLogin, lastIp]: ListedApiKey): ApiKeyRecord {
   return { appname, description, roles: role === null ? NO_ROLES : ROLES_OF[role], last_login: lastLogin, last_ip: lastIp };
 }
 
@@ -50,7 +50,8 @@ const RECORDS_PER_PART = 50;
  * sent one after the other (see sendJsonParts): a page of 1000 is never one string.
  */
 export function listPageJsonParts(keys: readonly ListedApiKey[]): string[] {
-  const parts = [`{"meta":{"code":200,"count":${keys.length}},"data":[`];
+  // meta as envelope() writes it for these records; data follows, part by part.
+  const parts = [`{"meta":${JSON.stringify(envelope(200, keys).meta)},"data":[`];
   for (let i = 0; i < keys.length; i += RECORDS_PER_PART) {
     const records = JSON.stringify(keys.slice(i, i + RECORDS_PER_PART).map(presentListedApiKey));
     // The records without their array's brackets; a comma joins them to the part before.
