@@ -5,8 +5,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 
 describe('the start command', () => {
-  // The node flags (the heap sizes, see README "Operations") are part of how the service runs:
-  // an image that dropped them would use several times the memory npm start does.
+  // The node flags (the heap ceiling and the garbage-collection flag, see README "Operations") are
+  // part of how the service runs: an image that dropped them would not run as README "Performance" measured.
   it('the Docker image runs exactly npm start\'s command, flags included, without npm', () => {
     const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
     const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];

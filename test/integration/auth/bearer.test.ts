@@ -119,12 +119,13 @@ describe('bearer middleware', () => {
 });
 
 describe('bearer middleware with a short access-token lifetime', () => {
+  const ACCESS_TOKEN_TTL = 3;
   let t: TestApp;
 
   beforeAll(async () => {
     // Whole seconds, floored at issue: a 3 s token is good for 2–3 s, enough for the first call
     // on a loaded machine (a 1 s token could expire within milliseconds of its issue).
-    t = await startTestApp({ ACCESS_TOKEN_TTL: '3' });
+    t = await startTestApp({ ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL) });
   });
   afterAll(() => t.close());
 
@@ -133,7 +134,7 @@ describe('bearer middleware with a short access-token lifetime', () => {
     const issuedBy = Date.now();
     expect((await callProtected(t, login.access_token)).status).toBe(200);
 
-    await sleep(issuedBy + 3_100 - Date.now());
+    await sleep(issuedBy + ACCESS_TOKEN_TTL * 1000 + 100 - Date.now());
     const res = await callProtected(t, login.access_token);
 
     expectInvalidToken(res);
