@@ -28,7 +28,9 @@ export type LoginFailureReason =
   | 'replayed_request_token'
   | 'unknown_user'
   | 'wrong_password'
-  | 'user_disabled';
+  | 'user_disabled'
+  /** The user's password, status or existence changed while the login was being checked. */
+  | 'user_changed';
 
 /** Where a request came from, as far as the audit trail cares. Null outside HTTP (the CLI). */
 export interface RequestOrigin {

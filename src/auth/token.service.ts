@@ -90,16 +90,30 @@ export class TokenService {
 
   async passwordGrant(username: string, password: string, origin: RequestOrigin): Promise<TokenResponse> {
     try {
-      const user = await this.users.verifyCredentials(username, password);
-      const session = this.newSession(origin);
-      const times = await openUserSession(this.db, { ...session, userId: user.id, username: user.username });
-      const principal = { type: 'user', id: user.id, name: user.username, role: user.role } as const;
-      return await this.issue(principal, session.id, session.refreshJti, times, session.now);
+      let issued = await this.openPasswordSession(username, password, origin);
+      if (!issued) {
+        // The user changed between the check and the write (new password, disabled or deleted, here or
+        // on another instance): what was read is dropped, and the credentials judged afresh, once.
+        this.users.forget(username);
+        issued = await this.openPasswordSession(username, password, origin);
+      }
+      if (!issued) throw new LoginRefusedError('Invalid username or password', 'user_changed');
+      return issued;
     } catch (err) {
       // No username is longer than 64 characters; a longer one is cut so a caller cannot grow the trail at will.
       if (err instanceof LoginRefusedError) await this.recordFailedLogin(err, origin, { username: username.slice(0, 64) });
       throw err;
     }
+  }
+
+  /** Undefined when the user no longer holds the password hash the credentials were checked against. */
+  private async openPasswordSession(username: string, password: string, origin: RequestOrigin): Promise<TokenResponse | undefined> {
+    const user = await this.users.verifyCredentials(username, password);
+    const session = this.newSession(origin);
+    const opened = await openUserSession(this.db, { ...session, userId: user.id, username: user.username, passwordHash: user.password_hash });
+    if (!opened) return undefined;
+    const principal = { type: 'user', id: user.id, name: user.username, role: opened.role } as const;
+    return this.issue(principal, session.id, session.refreshJti, opened, session.now);
   }
 
   /**

@@ -86,14 +86,22 @@ const FIND_LIVE_REFRESH_PRINCIPAL = statement(
   `${LIVE_PRINCIPAL} AND s.refresh_jti = $2`,
 );
 
-/** A user's login: the session (its refresh token never outlives its absolute end) and its audit event. */
+/**
+ * A user's login: the session (its refresh token never outlives its absolute end) and its audit event,
+ * only while the password hash the login was checked against ($11) is still the user's and the user is
+ * enabled. A change since the check (here or on another instance) opens nothing; FOR SHARE makes a
+ * concurrent change wait for this statement, or this statement see the change.
+ */
 const OPEN_USER_SESSION = (() => {
   const origin = originParams(8);
   return statement(
     'sessions.open-user-session',
-    `WITH opened AS (
+    `WITH holder AS (
+       SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR SHARE
+     ), opened AS (
        INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at)
-       VALUES ($1, $2, $3, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int)))
+       SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
+         FROM holder
        RETURNING id, refresh_expires_at, created_at
      ), audit AS (
        ${auditInsertFrom('opened', {
@@ -104,7 +112,7 @@ const OPEN_USER_SESSION = (() => {
          details: `jsonb_build_object('route', ${origin.route}, 'session_id', opened.id)`,
        })}
      )
-     SELECT ${timesOf('opened')} FROM opened`,
+     SELECT ${timesOf('opened')}, holder.role FROM opened, holder`,
   );
 })();
 
@@ -211,8 +219,17 @@ const OPEN_API_KEY_SESSIONS = statement(
 );
 
 /** Opens a user's session and records the login, in one statement. */
-export async function openUserSession(q: Queryable, s: NewSession & { userId: string; username: string }): Promise<SessionTimes> {
-  const { rows } = await q.run<SessionTimes>(OPEN_USER_SESSION, [
+/** A user's new session: its times, and the user's role as the database holds it now. */
+export interface OpenedUserSession extends SessionTimes {
+  role: Role | null;
+}
+
+/** Undefined when the user no longer holds `passwordHash`, or is disabled or gone: nothing was written. */
+export async function openUserSession(
+  q: Queryable,
+  s: NewSession & { userId: string; username: string; passwordHash: string },
+): Promise<OpenedUserSession | undefined> {
+  const { rows } = await q.run<OpenedUserSession>(OPEN_USER_SESSION, [
     s.id,
     s.userId,
     s.refreshJti,
@@ -221,8 +238,9 @@ export async function openUserSession(q: Queryable, s: NewSession & { userId: st
     s.now,
     s.username,
     ...originValues(s.origin),
+    s.passwordHash,
   ]);
-  return rows[0]!;
+  return rows[0];
 }
 
 export interface RefreshRotation {

@@ -8,6 +8,7 @@ import type { AuditContext } from '../audit/audit-event';
 import { recordAuditEvent } from '../audit/audit.repository';
 import * as users from './users.repository';
 import type { UserRow } from './users.repository';
+import { RecentLogins } from './recent-logins';
 
 const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const MIN_PASSWORD_LENGTH = 8;
@@ -38,6 +39,7 @@ function parseRole(role: string | null): Role | null {
 
 export class UsersService {
   private dummyHash: Promise<string> | undefined;
+  private readonly recentLogins = new RecentLogins();
 
   constructor(
     private readonly db: Database,
@@ -91,6 +93,7 @@ export class UsersService {
       if (!(await users.updateUserPassword(tx, username, hash))) throw notFound(`User "${username}" not found`);
       await recordAuditEvent(tx, ctx, { type: 'user.password_changed', username });
     });
+    this.recentLogins.forget(username);
   }
 
   /** Disables the user and ends every session they hold. */
@@ -102,6 +105,7 @@ export class UsersService {
       await revokeSessionsOfUser(tx, user.id, 'user disabled');
       await recordAuditEvent(tx, ctx, { type: 'user.disabled', username });
     });
+    this.recentLogins.forget(username);
   }
 
   async delete(username: string, ctx: AuditContext): Promise<void> {
@@ -109,19 +113,42 @@ export class UsersService {
       if (!(await users.deleteUser(tx, username))) throw notFound(`User "${username}" not found`);
       await recordAuditEvent(tx, ctx, { type: 'user.deleted', username });
     });
+    this.recentLogins.forget(username);
   }
 
   /**
    * The user for these credentials, or a 401 that reads the same and takes about as long whether
    * the user is unknown, the password wrong or the user disabled.
+   *
+   * A user who logged in lately is checked against the hash read then, without a round trip. The
+   * caller must open the session only while that hash is still the user's (openUserSession does), and
+   * call forget() when it is not. A wrong password against it reads the user as any login does, so
+   * it costs the same one compare and one read; it is compared again only if the hash has changed.
    */
   async verifyCredentials(username: string, password: string): Promise<UserRow> {
     assertPasswordFitsBcrypt(password);
+    const recent = this.recentLogins.get(username);
+    if (recent) {
+      if (await bcrypt.compare(password, recent.password_hash)) return recent;
+      this.recentLogins.forget(username);
+      const user = await users.findUserByUsername(this.db, username);
+      const changed = user !== undefined && user.password_hash !== recent.password_hash;
+      return this.judge(user, changed && (await bcrypt.compare(password, user.password_hash)));
+    }
     const user = await users.findUserByUsername(this.db, username);
-    const matches = await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash()));
+    return this.judge(user, await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash())));
+  }
+
+  /** The user's hash read by verifyCredentials is no longer theirs (or they are disabled or gone). */
+  forget(username: string): void {
+    this.recentLogins.forget(username);
+  }
+
+  private judge(user: UserRow | undefined, passwordMatches: boolean): UserRow {
     if (!user) throw new LoginRefusedError(INVALID_CREDENTIALS, 'unknown_user');
-    if (!matches) throw new LoginRefusedError(INVALID_CREDENTIALS, 'wrong_password');
+    if (!passwordMatches) throw new LoginRefusedError(INVALID_CREDENTIALS, 'wrong_password');
     if (user.disabled) throw new LoginRefusedError(INVALID_CREDENTIALS, 'user_disabled');
+    this.recentLogins.remember(user);
     return user;
   }
 

@@ -3,6 +3,7 @@ import { createUser, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
 import { callProtected, expectError, expectTokenResponse, PATHS } from './support';
 import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { UsersService } from '../../../src/users/users.service';
 
 describe('POST /api/auth/bearer/token (token via user credentials)', () => {
   let t: TestApp;
@@ -55,6 +56,48 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       const res = await loginForm(disabled);
 
       expectError(res, 401);
+    });
+  });
+
+  describe('a user changed by another instance or the CLI, after logging in here', () => {
+    // Another process on the same database: this instance hears nothing of its changes.
+    const elsewhere = () => new UsersService(t.db, 4);
+
+    it('when the password is changed, then the old password is refused and the new one accepted', async () => {
+      const changed = await createUser(t, { role: 'viewer' });
+      expect((await loginForm(changed)).status).toBe(200);
+
+      await elsewhere().setPassword(changed.username, `${changed.password}-new`, CLI_CONTEXT);
+
+      expectError(await loginForm(changed), 401);
+      expect((await loginForm({ ...changed, password: `${changed.password}-new` })).status).toBe(200);
+    });
+
+    it('when the user is disabled, then the right password is refused', async () => {
+      const disabled = await createUser(t, { role: 'viewer' });
+      expect((await loginForm(disabled)).status).toBe(200);
+
+      await elsewhere().disable(disabled.username, CLI_CONTEXT);
+
+      expectError(await loginForm(disabled), 401);
+    });
+
+    it('when the user is deleted, then the right password is refused', async () => {
+      const deleted = await createUser(t, { role: 'viewer' });
+      expect((await loginForm(deleted)).status).toBe(200);
+
+      await elsewhere().delete(deleted.username, CLI_CONTEXT);
+
+      expectError(await loginForm(deleted), 401);
+    });
+
+    it('when the role is changed, then the next token carries the new role', async () => {
+      const promoted = await createUser(t, { role: 'viewer' });
+      expect((await loginForm(promoted)).status).toBe(200);
+
+      await elsewhere().setRole(promoted.username, 'admin', CLI_CONTEXT);
+
+      expect(claimsOf((await loginForm(promoted)).body.access_token)).toMatchObject({ roles: ['admin'] });
     });
   });
 
