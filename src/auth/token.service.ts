@@ -3,7 +3,7 @@ import type { Database } from '../db/database';
 import { LoginRefusedError, UnauthorizedError } from '../errors';
 import type { ApiKeysService } from '../api-keys/api-keys.service';
 import type { KeyAppkeys } from '../api-keys/appkey-cache';
-import type { UsersService } from '../users/users.service';
+import { INVALID_CREDENTIALS, type UsersService } from '../users/users.service';
 import { Coalescer } from '../db/coalescer';
 import {
   openApiKeySessions,
@@ -97,7 +97,7 @@ export class TokenService {
         this.users.forget(username);
         issued = await this.openPasswordSession(username, password, origin);
       }
-      if (!issued) throw new LoginRefusedError('Invalid username or password', 'user_changed');
+      if (!issued) throw new LoginRefusedError(INVALID_CREDENTIALS, 'user_changed');
       return issued;
     } catch (err) {
       // No username is longer than 64 characters; a longer one is cut so a caller cannot grow the trail at will.

@@ -218,7 +218,6 @@ const OPEN_API_KEY_SESSIONS = statement(
     ORDER BY req.ord`,
 );
 
-/** Opens a user's session and records the login, in one statement. */
 /** A user's new session: its times, and the user's role as the database holds it now. */
 export interface OpenedUserSession extends SessionTimes {
   role: Role | null;

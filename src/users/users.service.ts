@@ -14,7 +14,8 @@ const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const MIN_PASSWORD_LENGTH = 8;
 // bcrypt only reads the first 72 bytes; longer passwords are refused rather than silently cut.
 const MAX_PASSWORD_BYTES = 72;
-const INVALID_CREDENTIALS = 'Invalid username or password';
+/** The one message of every refused password login, whatever the reason. */
+export const INVALID_CREDENTIALS = 'Invalid username or password';
 
 export interface UserView {
   username: string;
