@@ -1,3 +1,5 @@
+import { ExpiringMap } from '../cache/expiring-map';
+
 /** An appkey that may verify a request token right now, with the generation sessions it opens get. */
 export interface ValidAppkey {
   appkey: string;
@@ -25,22 +27,18 @@ export interface AppkeyCacheLimits {
  * master key, which opens every appkey, is in this process anyway: the cache adds no new secret.
  */
 export class AppkeyCache {
-  private readonly entries = new Map<string, { value: KeyAppkeys; expiresAt: number }>();
+  private readonly entries: ExpiringMap<string, KeyAppkeys>;
 
-  constructor(private readonly limits: AppkeyCacheLimits = { maxEntries: 10_000, ttlMs: 60_000 }) {}
+  constructor(limits: AppkeyCacheLimits = { maxEntries: 10_000, ttlMs: 60_000 }) {
+    this.entries = new ExpiringMap(limits);
+  }
 
   get(appname: string): KeyAppkeys | undefined {
-    const entry = this.entries.get(appname);
-    if (entry && entry.expiresAt > Date.now()) return entry.value;
-    if (entry) this.entries.delete(appname);
-    return undefined;
+    return this.entries.get(appname);
   }
 
   set(value: KeyAppkeys): void {
-    this.entries.delete(value.appname);
-    // Maps iterate in insertion order: the first entry is the oldest.
-    if (this.entries.size >= this.limits.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(value.appname, { value, expiresAt: Date.now() + this.limits.ttlMs });
+    this.entries.set(value.appname, value);
   }
 
   forget(appname: string): void {

@@ -8,7 +8,7 @@ import type { AuditContext } from '../audit/audit-event';
 import { recordAuditEvent } from '../audit/audit.repository';
 import * as users from './users.repository';
 import type { UserRow } from './users.repository';
-import { RecentLogins } from './recent-logins';
+import { ExpiringMap } from '../cache/expiring-map';
 
 const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const MIN_PASSWORD_LENGTH = 8;
@@ -40,7 +40,14 @@ function parseRole(role: string | null): Role | null {
 
 export class UsersService {
   private dummyHash: Promise<string> | undefined;
-  private readonly recentLogins = new RecentLogins();
+  /**
+   * Users whose credentials verified lately, so their next login needs no round trip for the user row.
+   * Only a hint: the session is opened only while the database still holds the hash checked here (see
+   * openUserSession), so a stale entry can never let a changed password or a disabled user in. Filled
+   * only by successful logins, so guessing usernames cannot grow it. Five minutes serve a client that
+   * logs in again and again, and keep hashes from lingering.
+   */
+  private readonly recentLogins = new ExpiringMap<string, UserRow>({ maxEntries: 1024, ttlMs: 5 * 60_000 });
 
   constructor(
     private readonly db: Database,
@@ -94,7 +101,7 @@ export class UsersService {
       if (!(await users.updateUserPassword(tx, username, hash))) throw notFound(`User "${username}" not found`);
       await recordAuditEvent(tx, ctx, { type: 'user.password_changed', username });
     });
-    this.recentLogins.forget(username);
+    this.recentLogins.delete(username);
   }
 
   /** Disables the user and ends every session they hold. */
@@ -106,7 +113,7 @@ export class UsersService {
       await revokeSessionsOfUser(tx, user.id, 'user disabled');
       await recordAuditEvent(tx, ctx, { type: 'user.disabled', username });
     });
-    this.recentLogins.forget(username);
+    this.recentLogins.delete(username);
   }
 
   async delete(username: string, ctx: AuditContext): Promise<void> {
@@ -114,7 +121,7 @@ export class UsersService {
       if (!(await users.deleteUser(tx, username))) throw notFound(`User "${username}" not found`);
       await recordAuditEvent(tx, ctx, { type: 'user.deleted', username });
     });
-    this.recentLogins.forget(username);
+    this.recentLogins.delete(username);
   }
 
   /**
@@ -131,7 +138,7 @@ export class UsersService {
     const recent = this.recentLogins.get(username);
     if (recent) {
       if (await bcrypt.compare(password, recent.password_hash)) return recent;
-      this.recentLogins.forget(username);
+      this.recentLogins.delete(username);
       const user = await users.findUserByUsername(this.db, username);
       const changed = user !== undefined && user.password_hash !== recent.password_hash;
       return this.judge(user, changed && (await bcrypt.compare(password, user.password_hash)));
@@ -142,14 +149,14 @@ export class UsersService {
 
   /** The user's hash read by verifyCredentials is no longer theirs (or they are disabled or gone). */
   forget(username: string): void {
-    this.recentLogins.forget(username);
+    this.recentLogins.delete(username);
   }
 
   private judge(user: UserRow | undefined, passwordMatches: boolean): UserRow {
     if (!user) throw new LoginRefusedError(INVALID_CREDENTIALS, 'unknown_user');
     if (!passwordMatches) throw new LoginRefusedError(INVALID_CREDENTIALS, 'wrong_password');
     if (user.disabled) throw new LoginRefusedError(INVALID_CREDENTIALS, 'user_disabled');
-    this.recentLogins.remember(user);
+    this.recentLogins.set(user.username, user);
     return user;
   }
 
