@@ -1,4 +1,4 @@
-import { ExpiringMap } from '../cache/expiring-map';
+import { ExpiringMap, type ExpiringMapLimits } from '../cache/expiring-map';
 
 /** An appkey that may verify a request token right now, with the generation sessions it opens get. */
 export interface ValidAppkey {
@@ -14,11 +14,6 @@ export interface KeyAppkeys {
   appkeys: ValidAppkey[];
 }
 
-export interface AppkeyCacheLimits {
-  maxEntries: number;
-  ttlMs: number;
-}
-
 /**
  * Unsealed appkeys by appname, so that an exchange skips a database round trip and an AES-GCM open
  * (the exchange benchmark). An entry may be stale, and that is safe: the exchange's write accepts
@@ -29,7 +24,7 @@ export interface AppkeyCacheLimits {
 export class AppkeyCache {
   private readonly entries: ExpiringMap<string, KeyAppkeys>;
 
-  constructor(limits: AppkeyCacheLimits = { maxEntries: 10_000, ttlMs: 60_000 }) {
+  constructor(limits: ExpiringMapLimits = { maxEntries: 10_000, ttlMs: 60_000 }) {
     this.entries = new ExpiringMap(limits);
   }
 

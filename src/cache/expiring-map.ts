@@ -1,3 +1,8 @@
+export interface ExpiringMapLimits {
+  maxEntries: number;
+  ttlMs: number;
+}
+
 /**
  * A Map bounded in size and in age, for caches of rows that must not linger: an entry past its age
  * reads as absent, and when full the entry set longest ago makes room.
@@ -5,7 +10,7 @@
 export class ExpiringMap<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
 
-  constructor(private readonly limits: { maxEntries: number; ttlMs: number }) {}
+  constructor(private readonly limits: ExpiringMapLimits) {}
 
   get(key: K): V | undefined {
     const entry = this.entries.get(key);
