@@ -227,16 +227,16 @@ describe('introspection of expired tokens', () => {
   let t: TestApp;
   // Long enough that the caller's own token, issued after the sleep, outlives both calls even on a
   // loaded machine: exp is stamped in whole seconds, so a token can expire up to 1 s early.
-  const ACCESS_TTL_SECONDS = 3;
+  const ACCESS_TOKEN_TTL = 3;
 
   beforeAll(async () => {
-    t = await startTestApp({ ACCESS_TOKEN_TTL: String(ACCESS_TTL_SECONDS), REFRESH_TOKEN_TTL: '1' });
+    t = await startTestApp({ ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL), REFRESH_TOKEN_TTL: '1' });
   });
   afterAll(() => t.close());
 
   it('when the access and refresh tokens have expired, then both are exactly {"active": false}', async () => {
     const login = await loginAs(t, await createUser(t, { role: 'viewer' }));
-    await sleep(ACCESS_TTL_SECONDS * 1000 + 100);
+    await sleep(ACCESS_TOKEN_TTL * 1000 + 100);
     // Logged in after the sleep, so the caller's own token is fresh.
     const caller = await tokenForRole(t, 'viewer');
 
