@@ -1,9 +1,9 @@
 import express, { type Express } from 'express';
-import helmet from 'helmet';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import type { Services } from './services';
 import { requestLogger } from './http/request-logger';
+import { securityHeaders } from './http/security-headers';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { healthRouter } from './health/health.router';
 import { authRouter } from './auth/auth.router';
@@ -39,7 +39,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits }: AppD
 
   app.use(requestLogger(logger));
   if (metrics) app.use(requestMetrics(metrics));
-  app.use(helmet());
+  app.use(securityHeaders());
 
   // Busiest first: every request walks the routers in this order until one matches.
   app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.authenticator, rateLimits));

@@ -132,11 +132,22 @@ describe('HTTP basics', () => {
         const res = await t.http().get(path);
 
         expect(res.headers['x-content-type-options']).toBe('nosniff');
-        expect(res.headers['x-frame-options']).toBeDefined();
-        expect(res.headers['content-security-policy']).toBeDefined();
+        expect(res.headers['x-frame-options']).toBe('DENY');
+        expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+        expect(res.headers['strict-transport-security']).toBeDefined();
         expect(res.headers['x-powered-by']).toBeUndefined();
       },
     );
+
+    it('when anything is answered, then only the headers that matter to a JSON API are set, not those for HTML pages', async () => {
+      const res = await t.http().get('/healthz');
+
+      for (const pageOnly of ['cross-origin-opener-policy', 'origin-agent-cluster', 'x-dns-prefetch-control', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-xss-protection']) {
+        expect(res.headers[pageOnly]).toBeUndefined();
+      }
+      expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+    });
 
     it('when an error is answered, then X-Powered-By is absent too', async () => {
       const res = await t.http().post('/api/auth/bearer/token').type('form').send({ username: 'nobody-here', password: 'x'.repeat(12) });
