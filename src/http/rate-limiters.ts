@@ -33,7 +33,7 @@ export function buildRateLimits(settings: RateLimitSettings, storeFor: StoreFact
     requestWasSuccessful: (_req, res) => res.statusCode !== 401,
   };
   return {
-    tokenRoutes: limiter('token-routes', settings.tokenRoutes, storeFor, onRejected, { keyGenerator: clientAddress }),
+    tokenRoutes: [limiter('token-routes', settings.tokenRoutes, storeFor, onRejected, { keyGenerator: clientAddress })],
     passwordFailures: [
       limiter('password-failures-address', settings.passwordFailures, storeFor, onRejected, {
         ...onlyFailedLogins,
@@ -46,8 +46,10 @@ export function buildRateLimits(settings: RateLimitSettings, storeFor: StoreFact
         keyGenerator: (req) => `user:${(req.body.username as string).toLowerCase()}`,
       }),
     ],
-    keyOperations: limiter('key-operations', settings.keyOperations, storeFor, onRejected, {
-      keyGenerator: (_req, res) => `principal:${(res.locals.principal as Principal).id}`,
-    }),
+    keyOperations: [
+      limiter('key-operations', settings.keyOperations, storeFor, onRejected, {
+        keyGenerator: (_req, res) => `principal:${(res.locals.principal as Principal).id}`,
+      }),
+    ],
   };
 }
