@@ -18,19 +18,22 @@ function describe(issue: z.core.$ZodIssue, location: Location): string {
   return `${[location, ...issue.path.map(String)].join('.')}: ${issue.message}`;
 }
 
+/** Zod's default "expected X, received undefined" for a missing field reads better as "is required". */
+const MESSAGES: z.core.ParseContext<z.core.$ZodIssue> = {
+  error: (issue) =>
+    issue.code === 'invalid_type' && issue.input === undefined
+      ? issue.path?.length
+        ? 'is required'
+        : `a JSON object is required`
+      : undefined,
+};
+
 /**
  * Parses one part of a request with a strict schema. On failure, a 400 whose message names every
  * offending field by its path (`body.roles.0: ...`, `body: unknown field "foo"`).
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: Location): z.output<S> {
-  const result = schema.safeParse(value, {
-    error: (issue) =>
-      issue.code === 'invalid_type' && issue.input === undefined
-        ? issue.path?.length
-          ? 'is required'
-          : `a JSON object is required`
-        : undefined,
-  });
+  const result = schema.safeParse(value, MESSAGES);
   if (!result.success) throw badRequest(result.error.issues.map((i) => describe(i, location)).join('; '));
   return result.data;
 }
