@@ -101,7 +101,7 @@ export class UsersService {
       if (!(await users.updateUserPassword(tx, username, hash))) throw notFound(`User "${username}" not found`);
       await recordAuditEvent(tx, ctx, { type: 'user.password_changed', username });
     });
-    this.recentLogins.delete(username);
+    this.forget(username);
   }
 
   /** Disables the user and ends every session they hold. */
@@ -113,7 +113,7 @@ export class UsersService {
       await revokeSessionsOfUser(tx, user.id, 'user disabled');
       await recordAuditEvent(tx, ctx, { type: 'user.disabled', username });
     });
-    this.recentLogins.delete(username);
+    this.forget(username);
   }
 
   async delete(username: string, ctx: AuditContext): Promise<void> {
@@ -121,7 +121,7 @@ export class UsersService {
       if (!(await users.deleteUser(tx, username))) throw notFound(`User "${username}" not found`);
       await recordAuditEvent(tx, ctx, { type: 'user.deleted', username });
     });
-    this.recentLogins.delete(username);
+    this.forget(username);
   }
 
   /**
@@ -138,7 +138,7 @@ export class UsersService {
     const recent = this.recentLogins.get(username);
     if (recent) {
       if (await bcrypt.compare(password, recent.password_hash)) return recent;
-      this.recentLogins.delete(username);
+      this.forget(username);
       const user = await users.findUserByUsername(this.db, username);
       const changed = user !== undefined && user.password_hash !== recent.password_hash;
       return this.judge(user, changed && (await bcrypt.compare(password, user.password_hash)));
@@ -147,7 +147,7 @@ export class UsersService {
     return this.judge(user, await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash())));
   }
 
-  /** The user's hash read by verifyCredentials is no longer theirs (or they are disabled or gone). */
+  /** Drops what this instance remembers of the user, so their next login reads them afresh. */
   forget(username: string): void {
     this.recentLogins.delete(username);
   }
