@@ -130,7 +130,10 @@ const ROTATE_REFRESH_TOKEN = (() => {
           SET refresh_jti = $3,
               refresh_expires_at = LEAST(to_timestamp($5 + $4::int), sessions.expires_at)
          FROM live
+        -- revoked_at again: \`live\` is this statement's snapshot, and a revoke that commits while the
+        -- UPDATE waits for the row is seen only in the row's new version, which this WHERE rechecks.
         WHERE sessions.id = live.session_id AND sessions.refresh_jti = $2 AND live.principal_id = $6
+          AND sessions.revoked_at IS NULL
         RETURNING live.*, ${timesOf('sessions')}
      ), audit AS (
        ${auditInsertFrom('rotated', {

@@ -1,9 +1,12 @@
 import { createHmac } from 'node:crypto';
+import { Client } from 'pg';
+import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
 import { callProtected, expectError, expectInvalidToken, expectTokenResponse, PATHS, refreshWith, sleep } from './support';
 import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { onPglite } from '../../helpers/database';
 
 describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
   let t: TestApp;
@@ -193,8 +196,44 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
 
       expectError(res, 401);
     });
+
+    // PGlite's connections share one session, so a second connection cannot hold a lock against the first.
+    (onPglite() ? it.skip : it)('when the session is revoked by a transaction that commits while the refresh waits for it, then 401 and the refresh token is not rotated', async () => {
+      const login = await loginAs(t, user);
+      const sessionId = login['session-state'];
+      const other = new Client({ connectionString: t.config.databaseUrl });
+      await other.connect();
+      let refresh: Promise<Response> | undefined;
+      try {
+        await other.query('BEGIN');
+        await other.query("UPDATE sessions SET revoked_at = now(), revoked_reason = 'logout' WHERE id = $1", [sessionId]);
+        // A supertest request goes out once it is awaited or then'd: then() sends it now.
+        refresh = refreshWith(t, login.refresh_token).then((res) => res);
+        await waitForLockWait(other);
+        await other.query('COMMIT');
+      } finally {
+        await other.query('ROLLBACK').catch(() => undefined);
+        await other.end();
+      }
+
+      expectError(await refresh!, 401);
+      const { rows } = await t.db.query<{ refresh_jti: string }>('SELECT refresh_jti FROM sessions WHERE id = $1', [sessionId]);
+      expect(rows[0]!.refresh_jti).toBe(claimsOf(login.refresh_token).jti);
+    });
   });
 });
+
+/** Resolves once some other backend is blocked on a lock (the service's statement waiting for `holder`'s row). */
+async function waitForLockWait(holder: Client): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await holder.query<{ waiting: number }>(
+      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+    );
+    if (rows[0]!.waiting > 0) return;
+    await sleep(25);
+  }
+  throw new Error('no statement came to wait for the lock');
+}
 
 describe('refresh token lifetimes', () => {
   let t: TestApp;
