@@ -209,10 +209,12 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
         await other.query("UPDATE sessions SET revoked_at = now(), revoked_reason = 'logout' WHERE id = $1", [sessionId]);
         // A supertest request goes out once it is awaited or then'd: then() sends it now.
         refresh = refreshWith(t, login.refresh_token).then((res) => res);
-        await waitForLockWait(other);
+        await waitUntilSomeoneWaitsFor(other);
         await other.query('COMMIT');
+      } catch (err) {
+        await other.query('ROLLBACK');
+        throw err;
       } finally {
-        await other.query('ROLLBACK').catch(() => undefined);
         await other.end();
       }
 
@@ -223,11 +225,11 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
   });
 });
 
-/** Resolves once some other backend is blocked on a lock (the service's statement waiting for `holder`'s row). */
-async function waitForLockWait(holder: Client): Promise<void> {
+/** Resolves once another backend is blocked by `holder` (the service's statement waiting for its row). */
+async function waitUntilSomeoneWaitsFor(holder: Client): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const { rows } = await holder.query<{ waiting: number }>(
-      "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+      'SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))',
     );
     if (rows[0]!.waiting > 0) return;
     await sleep(25);
