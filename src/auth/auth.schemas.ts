@@ -1,22 +1,26 @@
 import { z } from 'zod';
-import { storableString } from '../http/validate';
 
-const nonEmpty = storableString().min(1, 'must not be empty');
+/**
+ * A credential is only required to be there and be a string: any string that is not a valid one,
+ * empty or holding NUL included, is a refused credential (401), as the contract has it, not a 400.
+ * The one exception is the service's: a password bcrypt cannot check faithfully (over 72 bytes, NUL).
+ */
+const credential = z.string();
 
 export const apiKeyTokenBody = z.strictObject({
   /** The request token: a JWT signed with the appkey. */
-  jwt: nonEmpty,
+  jwt: credential,
 });
 
 export const passwordTokenBody = z.strictObject({
-  username: nonEmpty,
-  password: nonEmpty,
+  username: credential,
+  password: credential,
   /** Accepted for OAuth 2.0 clients, which always send it. */
   grant_type: z.literal('password').optional(),
 });
 
 export const refreshTokenBody = z.strictObject({
-  refresh_token: nonEmpty,
+  refresh_token: credential,
   /** Accepted for OAuth 2.0 clients, which always send it. */
   grant_type: z.literal('refresh_token').optional(),
 });

@@ -32,6 +32,8 @@ export function claimedAppname(token: string): string {
   if (!REQUEST_TOKEN_ALGORITHMS.includes(decoded.header.alg as jwt.Algorithm)) {
     throw refuse('Request token must be signed with HS256, HS384 or HS512', 'malformed_request_token');
   }
+  // RFC 7515: a token naming header extensions as critical must be refused by whoever does not know them, as here.
+  if (decoded.header.crit !== undefined) throw refuse('Request token must not carry crit', 'malformed_request_token');
   const iss = decoded.payload.iss;
   // Unverified input about to reach a query: only a possible appname goes further.
   if (typeof iss !== 'string' || !APPNAME_PATTERN.test(iss)) throw refuse('Request token must carry the appname as iss', 'malformed_request_token');

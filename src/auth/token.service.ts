@@ -100,8 +100,11 @@ export class TokenService {
       if (!issued) throw new LoginRefusedError(INVALID_CREDENTIALS, 'user_changed');
       return issued;
     } catch (err) {
-      // No username is longer than 64 characters; a longer one is cut so a caller cannot grow the trail at will.
-      if (err instanceof LoginRefusedError) await this.recordFailedLogin(err, origin, { username: username.slice(0, 64) });
+      // No username is longer than 64 characters; a longer one is cut so a caller cannot grow the trail
+      // at will. NUL, which text cannot hold, is recorded as U+FFFD.
+      if (err instanceof LoginRefusedError) {
+        await this.recordFailedLogin(err, origin, { username: username.slice(0, 64).replaceAll('\u0000', '\uFFFD') });
+      }
       throw err;
     }
   }

@@ -143,7 +143,8 @@ export class UsersService {
       const changed = user !== undefined && user.password_hash !== recent.password_hash;
       return this.judge(user, changed && (await bcrypt.compare(password, user.password_hash)));
     }
-    const user = await users.findUserByUsername(this.db, username);
+    // PostgreSQL text cannot hold NUL, so no user has such a name: it is refused like any unknown one.
+    const user = username.includes('\u0000') ? undefined : await users.findUserByUsername(this.db, username);
     return this.judge(user, await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash())));
   }
 

@@ -5,6 +5,8 @@ export interface RequestTokenOptions {
   /** Claims to add or replace; a claim set to undefined is left out. */
   claims?: Record<string, unknown>;
   algorithm?: jwt.Algorithm;
+  /** Header fields to add beside alg and typ. */
+  header?: Record<string, unknown>;
 }
 
 /** A request token as a client builds it: iss = appname, iat, exp, jti; signed HS256 with the appkey. */
@@ -13,7 +15,9 @@ export function signRequestToken(appname: string, appkey: string, options: Reque
   const claims: Record<string, unknown> = { iss: appname, iat: now, exp: now + 60, jti: randomUUID(), ...options.claims };
   for (const [name, value] of Object.entries(claims)) if (value === undefined) delete claims[name];
   // jsonwebtoken adds iat unless told not to; a test that leaves iat out means it.
-  return jwt.sign(claims, appkey, { algorithm: options.algorithm ?? 'HS256', noTimestamp: !('iat' in claims) });
+  const algorithm = options.algorithm ?? 'HS256';
+  const header = options.header && ({ alg: algorithm, typ: 'JWT', ...options.header } as jwt.JwtHeader);
+  return jwt.sign(claims, appkey, { algorithm, noTimestamp: !('iat' in claims), ...(header && { header }) });
 }
 
 /** An unsigned token (`alg: none`) with the given claims. */

@@ -42,25 +42,30 @@ const FORM = 'application/x-www-form-urlencoded';
 
 type Route = typeof API_KEY_TOKEN | typeof PASSWORD_TOKEN | typeof REFRESH_TOKEN;
 
-const nonEmptyStorable = (v: unknown): v is string => typeof v === 'string' && v !== '' && !v.includes('\u0000');
+const isString = (v: unknown): v is string => typeof v === 'string';
 
-/** The contract's body rules per token route: which fields, required or not. Valid bodies here still carry wrong credentials. */
+/**
+ * The contract's body rules per token route: which fields, required or not, each a string; any string
+ * is a credential to judge (401), except a password bcrypt cannot check (NUL, over 72 bytes: 400).
+ * Valid bodies here still carry wrong credentials.
+ */
 function isValidTokenBody(route: Route, v: unknown): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const body = v as Record<string, unknown>;
   const keys = Object.keys(body);
   const only = (allowed: string[]) => keys.every((k) => allowed.includes(k));
-  if (route === API_KEY_TOKEN) return only(['jwt']) && nonEmptyStorable(body.jwt);
+  if (route === API_KEY_TOKEN) return only(['jwt']) && isString(body.jwt);
   if (route === PASSWORD_TOKEN) {
     return (
       only(['username', 'password', 'grant_type']) &&
-      nonEmptyStorable(body.username) &&
-      nonEmptyStorable(body.password) &&
+      isString(body.username) &&
+      isString(body.password) &&
+      !body.password.includes('\u0000') &&
       Buffer.byteLength(body.password) <= 72 &&
       (!keys.includes('grant_type') || body.grant_type === 'password')
     );
   }
-  return only(['refresh_token', 'grant_type']) && nonEmptyStorable(body.refresh_token) && (!keys.includes('grant_type') || body.grant_type === 'refresh_token');
+  return only(['refresh_token', 'grant_type']) && isString(body.refresh_token) && (!keys.includes('grant_type') || body.grant_type === 'refresh_token');
 }
 
 /** A token maker that fast-check prints by name rather than by source. */

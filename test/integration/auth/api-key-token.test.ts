@@ -225,8 +225,18 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
       expectError(res, 401);
     });
 
-    it('when jwt is not a JWT at all, then 401', async () => {
-      const res = await exchange('not-a-jwt');
+    it.each([
+      ['not a JWT at all', 'not-a-jwt'],
+      ['an empty string', ''],
+      ['a string holding NUL', 'a\u0000b'],
+    ])('when jwt is %s, then 401', async (_label, jwt) => {
+      const res = await exchange(jwt);
+
+      expectError(res, 401);
+    });
+
+    it('when the request token lists a critical header extension (crit), then 401, since none is understood here', async () => {
+      const res = await exchange(signRequestToken(key.appname, key.appkey, { header: { crit: ['exp'] } }));
 
       expectError(res, 401);
     });

@@ -50,6 +50,21 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       expect(unknownUser.body).toEqual(wrongPassword.body);
     });
 
+    it.each([
+      ['the password is empty', (u: TestUser) => ({ username: u.username, password: '' })],
+      ['the username is empty', (u: TestUser) => ({ username: '', password: u.password })],
+      ['the username holds a NUL character', (u: TestUser) => ({ username: `${u.username}\u0000`, password: u.password })],
+    ])('when %s, then 401 like any wrong credential, and the failure is recorded', async (_label, body) => {
+      const res = await loginForm(body(user));
+      const { rows } = await t.db.query<{ username: string }>(
+        "SELECT username FROM audit_events WHERE type = 'login.failed' AND request_id = $1",
+        [res.headers['x-request-id']],
+      );
+
+      expectError(res, 401);
+      expect(rows).toEqual([{ username: body(user).username.replace('\u0000', '\uFFFD') }]);
+    });
+
     it('when the user is disabled, then 401 even with the right password', async () => {
       const disabled = await createUser(t, { role: 'admin', disabled: true });
 

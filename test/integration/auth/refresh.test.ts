@@ -135,8 +135,12 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
       expect((await refreshWith(t, login.refresh_token)).status).toBe(200);
     });
 
-    it('when refresh_token is garbage, then 401', async () => {
-      const res = await refreshWith(t, 'garbage.not-a.jwt');
+    it.each([
+      ['garbage', 'garbage.not-a.jwt'],
+      ['an empty string', ''],
+      ['a string holding NUL', 'a.b\u0000.c'],
+    ])('when refresh_token is %s, then 401', async (_label, refreshToken) => {
+      const res = await refreshWith(t, refreshToken);
 
       expectError(res, 401);
     });
