@@ -13,7 +13,8 @@ import { APPNAME_PATTERN, appnameParams, createApiKeyBody, listApiKeysQuery, reg
 import type { ApiKeysService } from './api-keys.service';
 
 /**
- * /api/v1/api-keys. Every route: authenticate (401) → the per-principal limit (429) → body parsing
+ * /api/v1/api-keys. Every route: authenticate (401) → the per-principal limit (429) → a method not
+ * served (405) → body parsing, for every method, as a body on a GET or DELETE is checked too
  * (415/413/400) → validation (400) → the service, which decides authorisation (403) before existence (404).
  */
 export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuthenticator, limits: RateLimits): Router {
@@ -25,7 +26,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
 
   router
     .route('/')
-    .get(async function listApiKeys(req: Request, res: Response) {
+    .get(jsonBody, async function listApiKeys(req: Request, res: Response) {
       const page = parseInput(listApiKeysQuery, req.query, 'query');
       const keys = await service.list(principalOf(res), page);
       sendJsonParts(res, listPageJsonParts(keys));
@@ -39,7 +40,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
 
   router
     .route('/:appname')
-    .get(async function getApiKey(req: Request, res: Response) {
+    .get(jsonBody, async function getApiKey(req: Request, res: Response) {
       const { appname } = parseInput(appnameParams, req.params, 'params');
       const key = service.get(principalOf(res), appname, alongsideOf<ApiKeyRow | undefined>(res));
       res.json(envelope(200, presentApiKey(key)));
@@ -50,7 +51,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
       const key = await service.update(principalOf(res), appname, input, originOf(req));
       res.json(envelope(200, presentApiKey(key)));
     })
-    .delete(async function deleteApiKey(req: Request, res: Response) {
+    .delete(jsonBody, async function deleteApiKey(req: Request, res: Response) {
       const { appname } = parseInput(appnameParams, req.params, 'params');
       await service.delete(principalOf(res), appname, originOf(req));
       res.status(204).end();

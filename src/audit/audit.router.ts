@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { BearerAuthenticator } from '../auth/bearer-authenticator';
 import { envelope } from '../api-keys/api-keys.presenter';
 import { authenticate, principalOf } from '../http/authenticate';
+import { jsonBody } from '../http/body-parsers';
 import { methodNotAllowed } from '../http/error-handler';
 import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
@@ -9,13 +10,16 @@ import { presentAuditEvent } from './audit.presenter';
 import { listAuditEventsQuery } from './audit.schemas';
 import type { AuditService } from './audit.service';
 
-/** GET /api/v1/audit-events: read-only, as the table itself is. Authenticate (401), limit (429), query (400), admin (403). */
+/**
+ * GET /api/v1/audit-events: read-only, as the table itself is. Authenticate (401), limit (429), a body
+ * checked as on the key routes (415/413/400), query (400), admin (403).
+ */
 export function auditRouter(service: AuditService, authenticator: BearerAuthenticator, limits: RateLimits): Router {
   const router = Router();
   router.use(authenticate(authenticator), limits.keyOperations);
   router
     .route('/')
-    .get(async function listAuditEvents(req: Request, res: Response) {
+    .get(jsonBody, async function listAuditEvents(req: Request, res: Response) {
       const filter = parseInput(listAuditEventsQuery, req.query, 'query');
       const rows = await service.list(principalOf(res), filter);
       res.json(envelope(200, rows.map(presentAuditEvent)));

@@ -20,8 +20,16 @@ function requireMediaType(types: string[]) {
 const json = express.json({ limit: BODY_LIMIT, strict: true, type: 'application/json' });
 const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 100, type: 'application/x-www-form-urlencoded' });
 
-/** Key routes: JSON only. */
-export const jsonBody = [requireMediaType(['application/json']), json];
+const jsonOnly = requireMediaType(['application/json']);
+
+/**
+ * Key routes: JSON only, for every method, since a body on a GET or DELETE is checked like any other
+ * (415, 400, 413). One handler, so a request without a body, as most reads are, passes at once.
+ */
+export function jsonBody(req: Request, res: Response, next: NextFunction): void {
+  if (!hasBody(req)) return next();
+  jsonOnly(req, res, () => json(req, res, next));
+}
 
 /** Token routes: JSON or form-urlencoded. */
 export const jsonOrFormBody = [requireMediaType(['application/json', 'application/x-www-form-urlencoded']), json, form];

@@ -167,6 +167,8 @@ export interface OpenApiOptions {
 /** The OpenAPI 3.1 description of the service, generated from the zod schemas it validates and answers with. */
 export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {}): OpenApiDocument {
   const keyBodyErrors = ['BadRequest', 'Unauthorized', 'Forbidden', 'NotFound', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'] as const;
+  // Operations that read no body still refuse one that is not JSON (415), malformed (400) or too large (413).
+  const bodilessErrors = ['BadRequest', 'Unauthorized', 'Forbidden', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'] as const;
   return {
     openapi: '3.1.0',
     info: {
@@ -185,7 +187,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
       '/api/v1/api-keys': {
         get: keyOperation('v1_api_keys_get', 'List API keys, ordered by appname', {
           parameters: listQueryParameters(),
-          responses: { 200: ok('A page of API keys.', 'ApiKeyListEnvelope'), ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'TooManyRequests') },
+          responses: { 200: ok('A page of API keys.', 'ApiKeyListEnvelope'), ...errors(...bodilessErrors) },
         }),
         post: keyOperation('v1_api_keys_post', 'Create an API key', {
           requestBody: jsonBody('CreateApiKeyBody', 'The new key; the service generates its appkey.'),
@@ -198,14 +200,14 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
       '/api/v1/api-keys/{appname}': {
         parameters: [{ $ref: '#/components/parameters/Appname' }],
         get: keyOperation('v1_api_keys_appname_get', 'Get an API key', {
-          responses: { 200: ok('The key.', 'ApiKeyEnvelope'), ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'NotFound', 'TooManyRequests') },
+          responses: { 200: ok('The key.', 'ApiKeyEnvelope'), ...errors(...bodilessErrors, 'NotFound') },
         }),
         put: keyOperation('v1_api_keys_appname_put', 'Update an API key (replaces description and roles)', {
           requestBody: jsonBody('UpdateApiKeyBody', 'The complete new contents; omitted fields become empty.'),
           responses: { 200: ok('The updated key.', 'ApiKeyEnvelope'), ...errors(...keyBodyErrors) },
         }),
         delete: keyOperation('v1_api_keys_appname_delete', 'Delete an API key and revoke its sessions', {
-          responses: { 204: { description: 'Deleted; no body.' }, ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'NotFound', 'TooManyRequests') },
+          responses: { 204: { description: 'Deleted; no body.' }, ...errors(...bodilessErrors, 'NotFound') },
         }),
       },
       '/api/v1/api-keys/{appname}/regen': {
@@ -225,7 +227,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
           parameters: auditQueryParameters(),
           responses: {
             200: ok('A page of audit events, newest first.', 'AuditEventListEnvelope'),
-            ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'TooManyRequests'),
+            ...errors(...bodilessErrors),
           },
         },
       },

@@ -192,6 +192,41 @@ describe('request errors on the key routes', () => {
       expect(res.body).toEqual(errorBody(413, 'PayloadTooLarge'));
     });
 
+    describe('on the operations that take no body (list, get, delete)', () => {
+      const bodiless: [string, Method, () => string][] = [
+        ['list', 'get', () => KEYS],
+        ['get', 'get', () => keyPath(existing)],
+        ['delete', 'delete', () => keyPath(existing)],
+      ];
+      const withBody = (name: string) => {
+        const [, method, path] = bodiless.find(([n]) => n === name)!;
+        return t.http()[method](path()).set(bearer(admin));
+      };
+
+      it.each([
+        ['list', 'text/plain', 415, 'not json'],
+        ['get', 'application/xml', 415, '<a/>'],
+        ['delete', 'text/plain', 415, 'not json'],
+        ['list', 'malformed application/json', 400, '{bad'],
+        ['delete', 'malformed application/json', 400, '{bad'],
+        ['delete', 'over-64-KiB application/json', 413, JSON.stringify({ pad: 'x'.repeat(KIB_64) })],
+      ])('when %s is sent a %s body, then %i as on any route, and the key is not deleted', async (name, kind, status, body) => {
+        const type = kind.split(' ').at(-1)!;
+        const res = await withBody(name).set('Content-Type', type).send(body);
+
+        expect(res.status).toBe(status);
+        expect(res.body).toEqual(errorBody(status, ({ 400: 'BadRequest', 413: 'PayloadTooLarge', 415: 'UnsupportedMediaType' } as const)[status]!));
+        expect((await readKey(t, existing)).body.data.description).toBe('untouched');
+      });
+
+      it('when get is sent a well-formed JSON body, then 200: it has nothing to read from it', async () => {
+        const res = await withBody('get').set('Content-Type', 'application/json').send('{}');
+
+        expect(res.status).toBe(200);
+        expect(res.body.data.appname).toBe(existing);
+      });
+    });
+
     it('when a body is exactly 64 KiB, then it is parsed (400 for the long description, not 413)', async () => {
       const res = await t
         .http()

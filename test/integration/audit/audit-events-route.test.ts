@@ -111,6 +111,18 @@ describe('GET /api/v1/audit-events', () => {
     });
   });
 
+  describe('a request body', () => {
+    it.each([
+      ['text/plain', 415, 'UnsupportedMediaType', 'not json'],
+      ['application/json', 400, 'BadRequest', '{bad'],
+    ])('when a body of type %s that cannot be read is sent, then %i as on the key routes', async (type, status, name, body) => {
+      const res = await t.http().get(AUDIT).set(bearer(admin.token)).set('Content-Type', type).send(body);
+
+      expect(res.status).toBe(status);
+      expect(res.body).toEqual(errorBody(status, name));
+    });
+  });
+
   describe('filters', () => {
     it('when filtered by appname, then only that key’s events come back, not those of a key whose name merely starts the same', async () => {
       const key = await keyWithEvents(1);
