@@ -16,8 +16,6 @@ function fromBodyParser(err: { type?: unknown; status?: unknown }): AppError | u
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new AppError('UnsupportedMediaType', 'Unsupported body encoding or charset');
-    case 'parameters.too.many':
-      return new AppError('PayloadTooLarge', 'Too many form parameters');
     case 'request.aborted':
     case 'request.size.invalid':
     case 'stream.encoding.set':

@@ -9,11 +9,17 @@ type Location = 'body' | 'query' | 'params';
  */
 export const storableString = () => z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
+/** A 64 KiB body can hold thousands of unknown fields, or one of 64 KiB: the message names a few, each cut short. */
+const NAMED_FIELDS = 10;
+const NAME_CHARS = 64;
+const shown = (name: string) => `"${name.length > NAME_CHARS ? `${name.slice(0, NAME_CHARS)}…` : name}"`;
+
 function describe(issue: z.core.$ZodIssue, location: Location): string {
   if (issue.code === 'unrecognized_keys') {
     const where = [location, ...issue.path.map(String)].join('.');
-    const fields = issue.keys.map((k) => `"${k}"`).join(', ');
-    return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${fields}`;
+    const fields = issue.keys.slice(0, NAMED_FIELDS).map(shown).join(', ');
+    const more = issue.keys.length > NAMED_FIELDS ? ` and ${issue.keys.length - NAMED_FIELDS} more` : '';
+    return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${fields}${more}`;
   }
   return `${[location, ...issue.path.map(String)].join('.')}: ${issue.message}`;
 }

@@ -146,6 +146,15 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       expect(res.body.message).toContain('password');
     });
 
+    it('when a small form body carries 150 unknown fields, then 400 naming the first ten (not 413: it is far under 64 KiB)', async () => {
+      const strangers = Array.from({ length: 150 }, (_, i) => `f${i}=1`).join('&');
+
+      const res = await t.http().post(PATHS.passwordToken).type('form').send(`username=${user.username}&password=x&${strangers}`);
+
+      expectError(res, 400);
+      expect(res.body.message).toBe(`body: unknown fields ${Array.from({ length: 10 }, (_, i) => `"f${i}"`).join(', ')} and 140 more`);
+    });
+
     it('when the content type is text/plain, then 415', async () => {
       const res = await t.http().post(PATHS.passwordToken).set('Content-Type', 'text/plain').send('username=a&password=b');
 
