@@ -135,11 +135,14 @@ export class Database implements Queryable {
 export function isDatabaseUnavailable(err: unknown): boolean {
   // Duck-typed: errors from Node's network layer need not be instances of this realm's Error.
   if (typeof err !== 'object' || err === null) return false;
-  const { code, message } = err as { code?: unknown; message?: unknown };
+  const { code, message, severity } = err as { code?: unknown; message?: unknown; severity?: unknown };
   if (typeof code === 'string') {
     if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH'].includes(code)) return true;
     // 08xxx connection exceptions, 57P0x operator intervention (shutdown), 53300 too many connections.
     if (code.startsWith('08') || code.startsWith('57P') || code === '53300') return true;
+    // A database closed to connections (ALLOW_CONNECTIONS false) refuses the connection itself: FATAL.
+    // An ERROR of the same class would be a statement's fault, not an outage.
+    if (code === '55000' && severity === 'FATAL') return true;
   }
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection ended/i.test(
     typeof message === 'string' ? message : '',

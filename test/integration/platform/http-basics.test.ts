@@ -229,6 +229,10 @@ describe('HTTP basics: database outages', () => {
       ['connection refused', () => Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED', syscall: 'connect' })],
       ['server shutting down (57P01)', () => Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL' })],
       ['connection lost', () => new Error('Connection terminated unexpectedly')],
+      [
+        'the database closed to connections (55000)',
+        () => Object.assign(new Error('database "keys" is not currently accepting connections'), { code: '55000', severity: 'FATAL' }),
+      ],
     ] as const;
 
     it.each(outages)('when the database fails with %s during a password login, then 503 ServiceUnavailable without the driver message', async (_what, make) => {
