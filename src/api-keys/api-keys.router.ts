@@ -5,6 +5,7 @@ import { jsonBody } from '../http/body-parsers';
 import { sendJsonParts } from '../http/json-parts';
 import type { RateLimits } from '../http/rate-limits';
 import { methodNotAllowed } from '../http/error-handler';
+import { noStore } from '../http/no-store';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
 import { envelope, listPageJsonParts, presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
@@ -24,6 +25,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
   // database round trip (the read benchmark). Authentication still comes first for every request.
   router.use(authenticate(authenticator, (req) => keyReadFor(service, req)), limits.keyOperations);
 
+  // Create and regen answer with an appkey in the clear, shown only then: no cache may keep it.
   router
     .route('/')
     .get(jsonBody, async function listApiKeys(req: Request, res: Response) {
@@ -31,7 +33,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
       const keys = await service.list(principalOf(res), page);
       sendJsonParts(res, listPageJsonParts(keys));
     })
-    .post(jsonBody, async function createApiKey(req: Request, res: Response) {
+    .post(noStore, jsonBody, async function createApiKey(req: Request, res: Response) {
       const input = parseInput(createApiKeyBody, req.body, 'body');
       const { key, appkey } = await service.create(principalOf(res), input, originOf(req));
       res.status(201).json(envelope(201, presentApiKeyWithSecret(key, appkey)));
@@ -60,7 +62,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: BearerAuth
 
   router
     .route('/:appname/regen')
-    .put(jsonBody, async function regenerateApiKey(req: Request, res: Response) {
+    .put(noStore, jsonBody, async function regenerateApiKey(req: Request, res: Response) {
       const { appname } = parseInput(appnameParams, req.params, 'params');
       const { grace_seconds: graceSeconds } = parseInput(regenApiKeyQuery, req.query, 'query');
       const input = parseInput(updateApiKeyBody, req.body, 'body');

@@ -39,6 +39,13 @@ describe('POST /api/v1/api-keys (create)', () => {
       });
     });
 
+    it('when a key is created, then the answer, which holds the appkey, carries Cache-Control: no-store', async () => {
+      const res = await create({ appname: randomName('nostore'), roles: [] });
+
+      expect(res.status).toBe(201);
+      expect(res.headers['cache-control']).toBe('no-store');
+    });
+
     it('when the description is omitted, then the key is stored with description ""', async () => {
       const appname = randomName('nodesc');
 

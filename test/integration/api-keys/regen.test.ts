@@ -40,6 +40,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen (regenerate)', () => {
         },
       });
       expect(res.body.data.appkey).not.toBe(key.appkey);
+      expect(res.headers['cache-control']).toBe('no-store');
     });
 
     it('when the description is omitted, then it becomes ""', async () => {
