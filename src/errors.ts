@@ -58,6 +58,9 @@ export const forbidden = (message = 'You are not allowed to perform this operati
 export const notFound = (message: string) => new AppError('NotFound', message);
 export const conflict = (message: string) => new AppError('Conflict', message);
 
+/** Refusals of a username and password: no token was sent, so RFC 6750's invalid_token does not apply. */
+const CREDENTIAL_REASONS: ReadonlySet<LoginFailureReason> = new Set(['unknown_user', 'wrong_password', 'user_disabled', 'user_changed']);
+
 /**
  * A refused login. The client sees only the message; `reason` (unknown user, wrong password...)
  * goes to the audit trail, where telling the cases apart helps an operator and harms no one.
@@ -67,6 +70,6 @@ export class LoginRefusedError extends UnauthorizedError {
     message: string,
     readonly reason: LoginFailureReason,
   ) {
-    super(message);
+    super(message, !CREDENTIAL_REASONS.has(reason));
   }
 }

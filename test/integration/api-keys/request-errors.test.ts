@@ -68,6 +68,14 @@ describe('request errors on the key routes', () => {
       expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
     });
 
+    it.each(['Bearer', 'Bearer    '])('when the header is %j, naming the scheme but sending no token, then 401 with a bare Bearer challenge', async (header) => {
+      const res = await t.http().get(KEYS).set('Authorization', header);
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+    });
+
     it('when the Basic scheme is used, then 401 with a Bearer challenge', async () => {
       const res = await t.http().get(KEYS).set('Authorization', `Basic ${Buffer.from('admin:admin').toString('base64')}`);
 

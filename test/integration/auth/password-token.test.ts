@@ -48,6 +48,8 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       expectError(wrongPassword, 401);
       expectError(unknownUser, 401);
       expect(unknownUser.body).toEqual(wrongPassword.body);
+      // No token was sent, so the challenge names no invalid_token (RFC 6750 §3.1).
+      expect([wrongPassword.headers['www-authenticate'], unknownUser.headers['www-authenticate']]).toEqual(['Bearer', 'Bearer']);
     });
 
     it.each([
