@@ -42,7 +42,7 @@ export async function startRuntime(
  */
 async function announceFirstAdmin(services: Services, config: Config, logger: Logger): Promise<void> {
   if (config.env === 'production' && !process.stderr.isTTY) {
-    logger.warn('no users exist; create an admin with: npm run cli -- users add <name> --role admin');
+    if (!(await services.users.anyExist())) logger.warn('no users exist; create an admin with: npm run cli -- users add <name> --role admin');
     return;
   }
   const admin = await services.users.createFirstAdmin(SYSTEM_CONTEXT);

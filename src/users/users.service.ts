@@ -74,8 +74,12 @@ export class UsersService {
    * On a service with no users at all, creates `admin` with a generated password and returns it, so
    * a newcomer can log in at once. Returns undefined when any user exists (or one was just made).
    */
+  async anyExist(): Promise<boolean> {
+    return (await users.countUsers(this.db)) > 0;
+  }
+
   async createFirstAdmin(ctx: AuditContext): Promise<{ username: string; password: string } | undefined> {
-    if ((await users.countUsers(this.db)) > 0) return undefined;
+    if (await this.anyExist()) return undefined;
     const password = randomBytes(18).toString('base64url');
     const created = await this.insert('admin', await this.hashPassword(password), 'admin', ctx);
     return created && { username: created.username, password };
