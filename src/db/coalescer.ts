@@ -39,25 +39,39 @@ export class Coalescer<I, O> {
     while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.options.maxBatch);
       this.inFlight += 1;
-      void this.settle(batch).finally(() => {
-        this.inFlight -= 1;
-        this.dispatch();
-      });
+      void this.settle(batch);
     }
   }
 
-  /** A failed batch is retried item by item, so one bad item cannot fail the others with it. */
   private async settle(batch: Pending<I, O>[]): Promise<void> {
+    let outcomes: O[] | undefined;
     try {
-      const outcomes = await this.run(batch.map((p) => p.item));
+      outcomes = await this.run(batch.map((p) => p.item));
       if (outcomes.length !== batch.length) throw new Error(`batch of ${batch.length} answered ${outcomes.length} outcomes`);
-      batch.forEach((p, i) => p.resolve(outcomes[i]!));
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]!.reject(err);
-        return;
-      }
-      await Promise.all(batch.map((p) => this.settle([p])));
+      outcomes = undefined;
+      // A failed batch is retried item by item, so one bad item cannot fail the others with it.
+      if (batch.length === 1) batch[0]!.reject(err);
+      else await Promise.all(batch.map((p) => this.settleAlone(p)));
+    }
+    this.inFlight -= 1;
+    this.dispatch();
+    if (!outcomes) return;
+    // The callers resume (and, for a login, sign and send their responses: a few ms of main-thread work
+    // for a large batch) only after the next batch has gone out, so the database works on it meanwhile
+    // rather than waiting for them. Resolved in this tick, they would run first: continuations of
+    // promises run before the driver's own deferred send.
+    const settled = outcomes;
+    setImmediate(() => batch.forEach((p, i) => p.resolve(settled[i]!)));
+  }
+
+  private async settleAlone(pending: Pending<I, O>): Promise<void> {
+    try {
+      const outcomes = await this.run([pending.item]);
+      if (outcomes.length !== 1) throw new Error(`batch of 1 answered ${outcomes.length} outcomes`);
+      pending.resolve(outcomes[0]!);
+    } catch (err) {
+      pending.reject(err);
     }
   }
 }

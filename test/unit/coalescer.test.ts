@@ -45,6 +45,20 @@ describe('Coalescer', () => {
     await expect(Promise.all(outcomes)).resolves.toEqual([10, 20, 30, 40]);
   });
 
+  it('when a batch finishes while items wait, then the next batch has started before its callers resume', async () => {
+    const runner = gatedRunner();
+    const coalescer = new Coalescer(runner.run, { maxInFlight: 1, maxBatch: 10 });
+
+    const first = coalescer.submit(1);
+    const second = coalescer.submit(2);
+    const startedWhenFirstResumed = first.then(() => runner.batches.map((batch) => [...batch]));
+    await runner.releaseNext();
+
+    await expect(startedWhenFirstResumed).resolves.toEqual([[1], [2]]);
+    await runner.releaseNext();
+    await expect(second).resolves.toBe(20);
+  });
+
   it('when more items wait than a batch holds, then they run in batches of at most maxBatch, in arrival order', async () => {
     const runner = gatedRunner();
     const coalescer = new Coalescer(runner.run, { maxInFlight: 1, maxBatch: 2 });
