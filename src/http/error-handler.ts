@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, ERROR_STATUS, UnauthorizedError, type ErrorName } from '../errors';
 import { isDatabaseUnavailable } from '../db/database';
+import { FORM_FIELD_LIMIT } from './body-parsers';
 import { stdSerializers } from 'pino';
 import type { Logger } from '../logger';
 
@@ -13,6 +14,8 @@ function fromBodyParser(err: { type?: unknown; status?: unknown }): AppError | u
       return new AppError('BadRequest', 'Malformed JSON body');
     case 'entity.too.large':
       return new AppError('PayloadTooLarge', 'Request body is larger than 64 KiB');
+    case 'parameters.too.many':
+      return new AppError('BadRequest', `A form body may carry at most ${FORM_FIELD_LIMIT} fields`);
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new AppError('UnsupportedMediaType', 'Unsupported body encoding or charset');

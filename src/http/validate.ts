@@ -36,7 +36,8 @@ const MESSAGES: z.core.ParseContext<z.core.$ZodIssue> = {
 
 /**
  * Parses one part of a request with a strict schema. On failure, a 400 whose message names every
- * offending field by its path (`body.roles.0: ...`, `body: unknown field "foo"`).
+ * offending field by its path (`body.roles.0: ...`, `body: unknown field "foo"`), unknown fields up
+ * to ten of them (then how many more).
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: Location): z.output<S> {
   const result = schema.safeParse(value, MESSAGES);

@@ -185,8 +185,9 @@ describe('property: token routes', () => {
           .tuple(wrongContentType.filter((ct) => ct !== FORM), fc.oneof(jsonText, tokenEntries.map(formText)).filter((b) => b.length > 0))
           .map(([type, body]) => ({ type, body, status: 415 })),
         fc.tuple(fc.constantFrom('application/json', FORM), hugeJsonText).map(([type, body]) => ({ type, body, status: 413 })),
-        // Many fields in a small body: a 400 naming them, not a 413 (that is for size alone).
+        // Many fields in a small body, distinct, repeated or empty: a 400, not a 413 (that is for size alone).
         fc.integer({ min: 101, max: 3000 }).map((n) => ({ type: FORM, body: Array.from({ length: n }, (_, i) => `p${i}=1`).join('&'), status: 400 })),
+        fc.tuple(fc.constantFrom('a=&', '&', 'jwt=x&'), fc.integer({ min: 1001, max: 10_000 })).map(([field, n]) => ({ type: FORM, body: field.repeat(n), status: 400 })),
         fc.constantFrom('application/json', FORM, undefined).map((type) => ({ type, body: undefined, status: 400 })),
       );
 

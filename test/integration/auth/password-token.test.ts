@@ -157,6 +157,17 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       expect(res.body.message).toBe(`body: unknown fields ${Array.from({ length: 10 }, (_, i) => `"f${i}"`).join(', ')} and 140 more`);
     });
 
+    it.each([
+      ['one field repeated', 'a=&'.repeat(20_000)],
+      ['empty fields', '&'.repeat(60_000)],
+      ['distinct fields', Array.from({ length: 1001 }, (_, i) => `f${i}=1`).join('&')],
+    ])('when a form body under 64 KiB carries more than 1000 fields (%s), then 400 saying so, not 413', async (_label, body) => {
+      const res = await t.http().post(PATHS.passwordToken).type('form').send(body);
+
+      expectError(res, 400);
+      expect(res.body.message).toBe('A form body may carry at most 1000 fields');
+    });
+
     it('when the content type is text/plain, then 415', async () => {
       const res = await t.http().post(PATHS.passwordToken).set('Content-Type', 'text/plain').send('username=a&password=b');
 
