@@ -141,7 +141,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     // 08xxx connection exceptions, 57P0x operator intervention (shutdown), 53300 too many connections.
     if (code.startsWith('08') || code.startsWith('57P') || code === '53300') return true;
     // A database closed to connections (ALLOW_CONNECTIONS false) refuses the connection itself: FATAL.
-    // An ERROR of the same class would be a statement's fault, not an outage.
+    // An ERROR of the same class would be a statement's fault, not an outage. (The driver gives the
+    // severity as the server wrote it, in English unless lc_messages says otherwise.)
     if (code === '55000' && severity === 'FATAL') return true;
   }
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection ended/i.test(
