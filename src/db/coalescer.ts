@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from './database';
+
 export interface CoalescerOptions {
   /** Batches running at once. One keeps batches large and their row locks from waiting on each other. */
   maxInFlight: number;
@@ -50,8 +52,9 @@ export class Coalescer<I, O> {
       if (outcomes.length !== batch.length) throw new Error(`batch of ${batch.length} answered ${outcomes.length} outcomes`);
     } catch (err) {
       outcomes = undefined;
-      // A failed batch is retried item by item, so one bad item cannot fail the others with it.
-      if (batch.length === 1) batch[0]!.reject(err);
+      // A failed batch is retried item by item, so one bad item cannot fail the others with it; not
+      // when the database is unreachable, where each retry would only fail the same way.
+      if (batch.length === 1 || isDatabaseUnavailable(err)) batch.forEach((p) => p.reject(err));
       else await Promise.all(batch.map((p) => this.settleAlone(p)));
     }
     this.inFlight -= 1;

@@ -105,6 +105,19 @@ describe('Coalescer', () => {
     await expect(Promise.all(outcomes)).resolves.toEqual([10, 20, boom, 40]);
   });
 
+  it('when a batch fails because the database is unreachable, then every item is rejected with it and none is retried', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const runner = gatedRunner(() => refused);
+    const coalescer = new Coalescer(runner.run, { maxInFlight: 1, maxBatch: 10 });
+
+    const outcomes = [1, 2, 3].map((item) => coalescer.submit(item).catch((err: unknown) => err));
+    await runner.releaseNext(); // [1]
+    await runner.releaseNext(); // [2, 3]
+
+    await expect(Promise.all(outcomes)).resolves.toEqual([refused, refused, refused]);
+    expect(runner.batches).toEqual([[1], [2, 3]]);
+  });
+
   it('when the runner answers fewer outcomes than items, then no item is resolved with another’s outcome', async () => {
     let calls = 0;
     const coalescer = new Coalescer(
