@@ -9,12 +9,13 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 /** The access token of `Authorization: Bearer <access token>`, or the 401 for a missing or garbled header. */
 function bearerTokenOf(req: Request): string {
   const header = req.headers.authorization;
-  // "Bearer" alone sends no token (Node trims the value), so it gets the bare challenge of a missing one.
-  if (!header || /^Bearer$/i.test(header)) throw new UnauthorizedError('Missing bearer token', false);
+  if (!header) throw new UnauthorizedError('Missing bearer token', false);
   const match = BEARER.exec(header);
   if (!match) {
+    // "Bearer" alone sends no token (Node trims the value): the bare challenge of a missing one.
+    if (/^Bearer$/i.test(header)) throw new UnauthorizedError('Missing bearer token', false);
     // RFC 6750 §3.1: another scheme (Basic...) gets the bare challenge; a garbled Bearer is a refused token.
-    const bearerScheme = /^Bearer(\s|$)/i.test(header);
+    const bearerScheme = /^Bearer\s/i.test(header);
     throw new UnauthorizedError('Authorization header must be "Bearer <access token>"', bearerScheme);
   }
   return match[1]!;
