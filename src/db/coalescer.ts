@@ -48,8 +48,7 @@ export class Coalescer<I, O> {
   private async settle(batch: Pending<I, O>[]): Promise<void> {
     let outcomes: O[] | undefined;
     try {
-      outcomes = await this.run(batch.map((p) => p.item));
-      if (outcomes.length !== batch.length) throw new Error(`batch of ${batch.length} answered ${outcomes.length} outcomes`);
+      outcomes = await this.runChecked(batch.map((p) => p.item));
     } catch (err) {
       outcomes = undefined;
       // A failed batch is retried item by item, so one bad item cannot fail the others with it; not
@@ -68,11 +67,17 @@ export class Coalescer<I, O> {
     setImmediate(() => batch.forEach((p, i) => p.resolve(settled[i]!)));
   }
 
+  /** `run`, refusing an answer with another count of outcomes than items: no item gets another's. */
+  private async runChecked(items: I[]): Promise<O[]> {
+    const outcomes = await this.run(items);
+    if (outcomes.length !== items.length) throw new Error(`batch of ${items.length} answered ${outcomes.length} outcomes`);
+    return outcomes;
+  }
+
   private async settleAlone(pending: Pending<I, O>): Promise<void> {
     try {
-      const outcomes = await this.run([pending.item]);
-      if (outcomes.length !== 1) throw new Error(`batch of 1 answered ${outcomes.length} outcomes`);
-      pending.resolve(outcomes[0]!);
+      const [outcome] = await this.runChecked([pending.item]);
+      pending.resolve(outcome!);
     } catch (err) {
       pending.reject(err);
     }
