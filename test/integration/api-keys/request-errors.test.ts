@@ -201,15 +201,7 @@ describe('request errors on the key routes', () => {
     });
 
     describe('on the operations that take no body (list, get, delete)', () => {
-      const bodiless: [string, Method, () => string][] = [
-        ['list', 'get', () => KEYS],
-        ['get', 'get', () => keyPath(existing)],
-        ['delete', 'delete', () => keyPath(existing)],
-      ];
-      const withBody = (name: string) => {
-        const [, method, path] = bodiless.find(([n]) => n === name)!;
-        return t.http()[method](path()).set(bearer(admin));
-      };
+      const withBody = (name: string) => call(name).set(bearer(admin));
 
       it.each([
         ['list', 'text/plain', 415, 'not json'],
