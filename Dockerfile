@@ -21,4 +21,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # npm start's command (package.json), run without npm: npm does not pass SIGTERM on, and shutdown
 # must be graceful. The V8 flags are explained in the README, Operations.
-CMD ["node", "--max-old-space-size=512", "--no-allocation-site-pretenuring", "dist/main.js"]
+CMD ["node", "--max-old-space-size=512", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "dist/main.js"]
