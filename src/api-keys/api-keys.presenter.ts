@@ -54,8 +54,10 @@ export function listPageJsonParts(keys: readonly ListedApiKey[]): string[] {
   const parts = [`{"meta":${JSON.stringify(envelope(200, keys).meta)},"data":[`];
   for (let i = 0; i < keys.length; i += RECORDS_PER_PART) {
     const records = JSON.stringify(keys.slice(i, i + RECORDS_PER_PART).map(presentListedApiKey));
-    // The records without their array's brackets; a comma joins them to the part before.
-    parts.push(`${i === 0 ? '' : ','}${records.slice(1, -1)}`);
+    // The records without their array's brackets (a slice, not a copy), after the comma that joins
+    // them to the part before: a part of its own, as prefixing it would copy the records.
+    if (i > 0) parts.push(',');
+    parts.push(records.slice(1, -1));
   }
   parts.push(']}');
   return parts;
