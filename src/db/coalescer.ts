@@ -50,7 +50,6 @@ export class Coalescer<I, O> {
     try {
       outcomes = await this.runChecked(batch.map((p) => p.item));
     } catch (err) {
-      outcomes = undefined;
       // A failed batch is retried item by item, so one bad item cannot fail the others with it; not
       // when the database is unreachable, where each retry would only fail the same way.
       if (batch.length === 1 || isDatabaseUnavailable(err)) batch.forEach((p) => p.reject(err));

@@ -166,9 +166,9 @@ export interface OpenApiOptions {
 
 /** The OpenAPI 3.1 description of the service, generated from the zod schemas it validates and answers with. */
 export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {}): OpenApiDocument {
-  const keyBodyErrors = ['BadRequest', 'Unauthorized', 'Forbidden', 'NotFound', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'] as const;
   // Operations that read no body still refuse one that is not JSON (415), malformed (400) or too large (413).
   const bodilessErrors = ['BadRequest', 'Unauthorized', 'Forbidden', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'] as const;
+  const keyBodyErrors = [...bodilessErrors, 'NotFound'] as const;
   return {
     openapi: '3.1.0',
     info: {

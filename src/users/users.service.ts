@@ -70,14 +70,15 @@ export class UsersService {
     return (await this.insert(username, await this.hashPassword(password), 'admin', ctx)) !== undefined;
   }
 
-  /**
-   * On a service with no users at all, creates `admin` with a generated password and returns it, so
-   * a newcomer can log in at once. Returns undefined when any user exists (or one was just made).
-   */
+  /** Whether anyone can log in at all: a production start without a terminal warns when not. */
   async anyExist(): Promise<boolean> {
     return (await users.countUsers(this.db)) > 0;
   }
 
+  /**
+   * On a service with no users at all, creates `admin` with a generated password and returns it, so
+   * a newcomer can log in at once. Returns undefined when any user exists (or one was just made).
+   */
   async createFirstAdmin(ctx: AuditContext): Promise<{ username: string; password: string } | undefined> {
     if (await this.anyExist()) return undefined;
     const password = randomBytes(18).toString('base64url');
