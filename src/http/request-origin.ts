@@ -9,7 +9,7 @@ export function originOf(req: Request): RequestOrigin {
   const routePath = (req.route as { path?: unknown } | undefined)?.path;
   return {
     clientAddress: req.ip ?? null,
-    requestId: typeof req.id === 'string' ? req.id : null,
+    requestId: req.res?.locals.requestId ?? null,
     route: typeof routePath === 'string' ? joinTemplate(req.baseUrl, routePath) : null,
   };
 }
