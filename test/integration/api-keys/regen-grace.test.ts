@@ -23,8 +23,8 @@ describe('PUT /api/v1/api-keys/{appname}/regen?grace_seconds=N (rolling a key)',
   const refresh = (tokens: TokenResponse) =>
     t.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: tokens.refresh_token });
 
-  /** Regenerates with a grace and returns the new appkey and when the grace ends (by this test's clock, at the latest). */
   /**
+   * Regenerates with a grace and returns the new appkey and when the grace ends by this test's clock.
    * The grace ends `graceSeconds` after the regen's statement ran, somewhere between the request and
    * its answer: not before graceEndsAfter, and by graceEndsBy (a slow PGlite can take over 300 ms).
    */
