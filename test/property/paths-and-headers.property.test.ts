@@ -10,6 +10,7 @@ import {
   buildJwt,
   exchange,
   garbageAuthorization,
+  headerLimitAnswers,
   jsonContentType,
   jsonText,
   nowSeconds,
@@ -158,9 +159,11 @@ describe('property: paths, methods and headers', () => {
             ];
             const onlyGarbage = auths.length > 0 && auths.every((a) => a !== `Bearer ${admin}` && a !== `Bearer ${viewer}`);
 
-            const res = await expectAnswer({ method, target: path, headers, body: method === 'GET' ? undefined : body });
+            const req: RawRequest = { method, target: path, headers, body: method === 'GET' ? undefined : body };
+            const res = await expectAnswer(req);
 
-            if (onlyGarbage || auths.length === 0) expect(res.status).toBe(401);
+            // Two 8 KB garbage tokens can take the headers over Node's limit, which answers before we do.
+            if (onlyGarbage || auths.length === 0) expect(headerLimitAnswers(req, [401])).toContain(res.status);
             expect(res.headers['x-request-id']?.length ?? 1).toBe(1);
           },
         ),

@@ -235,6 +235,17 @@ export class DbGuard {
 }
 
 /**
+ * Node's 16 KiB header limit comes before any check of ours: headers over it are a 400, and near it
+ * (this count leaves out the request line and the Host header) a 400 or the route's own answer.
+ */
+export function headerLimitAnswers(req: RawRequest, ownAnswers: number[]): number[] {
+  const headerBytes = (req.headers ?? []).reduce((n, [name, value]) => n + name.length + Buffer.byteLength(value) + 4, 0);
+  if (headerBytes > 16 * 1024) return [400];
+  if (headerBytes > 15 * 1024) return [400, ...ownAnswers];
+  return ownAnswers;
+}
+
+/**
  * Sends one request and checks it: well-formed answer, status among `allowed` (when given), and a
  * database untouched by a rejection. The baseline follows accepted requests, even failing ones.
  */
