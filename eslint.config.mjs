@@ -2,6 +2,50 @@
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The floors of src/, lowest first: a folder may import its own files, the folders on lower floors,
+ * and the two ground-floor files config.ts and logger.ts; never a folder above it, nor the app files
+ * at the top (app, services, runtime, maintenance, server, main). README "Layout" draws this list.
+ */
+const FLOORS = [
+  'shared', // the words: principals, roles, scopes, errors, audit context, names, envelope, paths
+  'cache',
+  'crypto',
+  'db',
+  'audit-trail', // the audit writer, beside the database
+  'http', // middleware: body parsing, validation, authentication, rate limits, errors
+  'metrics',
+  'signing-keys',
+  'sessions',
+  'bearer',
+  'users',
+  'api-keys',
+  'tokens',
+  'oauth',
+  'audit-events',
+  'health',
+  'openapi',
+  'cli', // the top: the command line may use the app files too
+];
+const APP_FILES = ['app', 'services', 'runtime', 'maintenance', 'server', 'main'];
+
+const layering = FLOORS.slice(0, -1).map((folder, floor) => {
+  const above = FLOORS.slice(floor + 1);
+  const forbidden =
+    folder === 'shared'
+      ? ['../*'] // the ground floor imports nothing of ours
+      : [...above.flatMap((f) => [`../${f}`, `../${f}/*`]), ...APP_FILES.map((f) => `../${f}`)];
+  return {
+    files: [`src/${folder}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: forbidden, message: `src/${folder}/ may import only lower floors (see FLOORS in eslint.config.mjs).` }] },
+      ],
+    },
+  };
+});
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
   eslint.configs.recommended,
@@ -23,4 +67,10 @@ export default tseslint.config(
     files: ['src/config.ts', 'test/**', 'jest.config.ts', 'bench/**', 'scripts/**'],
     rules: { 'no-restricted-syntax': 'off' },
   },
+  {
+    // The ground-floor files import nothing of ours.
+    files: ['src/config.ts', 'src/logger.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['./*'], message: 'config.ts and logger.ts are on the ground floor.' }] }] },
+  },
+  ...layering,
 );

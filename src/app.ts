@@ -6,15 +6,15 @@ import { requestLogger } from './http/request-logger';
 import { securityHeaders } from './http/security-headers';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { healthRouter } from './health/health.router';
-import { authRouter } from './auth/auth.router';
-import { oauthRouter } from './auth/oauth.router';
-import { discoveryDocument } from './auth/discovery';
+import { authRouter } from './tokens/tokens.router';
+import { oauthRouter } from './oauth/oauth.router';
+import { discoveryDocument } from './oauth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
-import { auditRouter } from './audit/audit.router';
+import { auditRouter } from './audit-events/audit-events.router';
 import type { RateLimits } from './http/rate-limits';
 import { buildOpenApiDocument } from './openapi/openapi.document';
 import { openApiRouter } from './openapi/openapi.router';
-import { requestMetrics } from './http/request-metrics';
+import { requestMetrics } from './metrics/request-metrics';
 import type { Metrics } from './metrics/metrics';
 import { metricsRouter } from './metrics/metrics.router';
 
@@ -42,7 +42,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits }: AppD
   app.use(securityHeaders());
 
   // Busiest first: every request walks the routers in this order until one matches.
-  app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.authenticator, rateLimits));
+  app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.keyRoutesAuthenticator, rateLimits));
   app.use(authRouter(services.tokens, services.signingKeys, rateLimits));
   app.use(
     oauthRouter({

@@ -1,6 +1,6 @@
 import type { Database } from './db/database';
 import type { Logger } from './logger';
-import { deleteExpiredRequestTokenJtis } from './auth/request-token-replay.repository';
+import { deleteExpiredRequestTokenJtis } from './tokens/request-token-replay.repository';
 import { deleteEndedSessions } from './sessions/sessions.repository';
 import { clearEndedGraces } from './api-keys/api-keys.repository';
 

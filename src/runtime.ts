@@ -5,8 +5,8 @@ import { migrate } from './db/migrate';
 import { isDatabaseUnavailable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
 import { createServices, type Services } from './services';
-import type { TokenEvents } from './auth/token.service';
-import { SYSTEM_CONTEXT } from './audit/audit-event';
+import type { TokenEvents } from './tokens/token.service';
+import { SYSTEM_CONTEXT } from './shared/audit-context';
 
 /**
  * Everything the server and the command line share: database open and migrated, master key

@@ -2,14 +2,15 @@ import type { Config } from './config';
 import type { Database } from './db/database';
 import { SecretBox } from './crypto/secretbox';
 import { ApiKeysService } from './api-keys/api-keys.service';
+import { KeyReadAlong } from './api-keys/key-read-along';
 import { UsersService } from './users/users.service';
-import { SigningKeysService } from './auth/signing-keys.service';
-import { refreshTokenKey, TokenSigner } from './auth/jwt';
-import { TokenService, type TokenEvents } from './auth/token.service';
-import { BearerAuthenticator } from './auth/bearer-authenticator';
-import { RevocationService } from './auth/revocation.service';
-import { IntrospectionService } from './auth/introspection.service';
-import { AuditService } from './audit/audit.service';
+import { SigningKeysService } from './signing-keys/signing-keys.service';
+import { refreshTokenKey, TokenSigner } from './signing-keys/token-signer';
+import { TokenService, type TokenEvents } from './tokens/token.service';
+import { BearerAuthenticator } from './bearer/bearer-authenticator';
+import { RevocationService } from './oauth/revocation.service';
+import { IntrospectionService } from './oauth/introspection.service';
+import { AuditService } from './audit-events/audit-events.service';
 
 export interface Services {
   db: Database;
@@ -18,6 +19,8 @@ export interface Services {
   signingKeys: SigningKeysService;
   tokens: TokenService;
   authenticator: BearerAuthenticator;
+  /** The key routes' bearer check, which reads GET /{appname}'s key in the same round trip. */
+  keyRoutesAuthenticator: KeyReadAlong;
   revocation: RevocationService;
   introspection: IntrospectionService;
   audit: AuditService;
@@ -34,7 +37,9 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     audience: config.issuer,
     clockTolerance: config.clockTolerance,
   });
-  const apiKeys = new ApiKeysService(db, box);
+  const authenticator = new BearerAuthenticator(db, signer);
+  const keyRoutesAuthenticator = new KeyReadAlong(db, authenticator);
+  const apiKeys = new ApiKeysService(db, box, keyRoutesAuthenticator);
   const users = new UsersService(db, config.bcryptCost);
   const tokens = new TokenService(db, signer, apiKeys, users, config, tokenEvents);
   return {
@@ -43,7 +48,8 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     users,
     signingKeys,
     tokens,
-    authenticator: new BearerAuthenticator(db, signer),
+    authenticator,
+    keyRoutesAuthenticator,
     revocation: new RevocationService(db, signer),
     introspection: new IntrospectionService(db, signer),
     audit: new AuditService(db),

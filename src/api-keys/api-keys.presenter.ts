@@ -1,5 +1,6 @@
-import { ROLES, type Role } from '../auth/roles';
+import { ROLES, type Role } from '../shared/principals';
 import type { ApiKeyRow, ListedApiKey } from './api-keys.repository';
+import { envelope } from '../shared/envelope';
 
 /** The API key record of the spec, field by field; nothing else from the row goes out. */
 export interface ApiKeyRecord {
@@ -8,11 +9,6 @@ export interface ApiKeyRecord {
   roles: readonly string[];
   last_login: number | null;
   last_ip: string | null;
-}
-
-export interface Envelope<T> {
-  meta: { code: number; count: number };
-  data: T;
 }
 
 export function presentApiKey(row: ApiKeyRow): ApiKeyRecord {
@@ -61,9 +57,4 @@ export function listPageJsonParts(keys: readonly ListedApiKey[]): string[] {
   }
   parts.push(']}');
   return parts;
-}
-
-/** `meta.code` mirrors the HTTP status; `meta.count` is the number of records in `data`. */
-export function envelope<T>(code: number, data: T): Envelope<T> {
-  return { meta: { code, count: Array.isArray(data) ? data.length : 1 }, data };
 }

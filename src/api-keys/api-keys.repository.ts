@@ -1,6 +1,6 @@
 import { statement, UNIQUE_VIOLATION, type Queryable } from '../db/database';
-import { conflict } from '../errors';
-import type { Role } from '../auth/roles';
+import { conflict } from '../shared/errors';
+import type { Role } from '../shared/principals';
 import { LIVE_PRINCIPAL, type LivePrincipalRow } from '../sessions/sessions.repository';
 
 export interface ApiKeyRow {
@@ -94,6 +94,11 @@ export async function findApiKeyWithLivePrincipal(
       ? undefined
       : { id: key_id, appname: key_appname!, description: key_description!, role: key_role, last_login: key_last_login, last_ip: key_last_ip };
   return { live, alongside: key };
+}
+
+export async function findApiKeyByAppname(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
+  const { rows } = await q.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE appname = $1`, [appname]);
+  return rows[0];
 }
 
 /** The key named `appname`, with the sealed appkeys a request-token check needs. */

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { ROLES } from '../auth/roles';
+import { ROLES } from '../shared/principals';
 import { APPKEY_PATTERN } from './appkey';
-import type { ApiKeyRecord, Envelope } from './api-keys.presenter';
-import { APPNAME_PATTERN } from './api-keys.schemas';
+import type { ApiKeyRecord } from './api-keys.presenter';
+import { envelopeOf, type Envelope } from '../shared/envelope';
+import { APPNAME_PATTERN } from '../shared/names';
 
 /** The API key record as the presenter sends it; the source of the OpenAPI response schemas. */
 export const apiKeyRecord = z.strictObject({
@@ -24,17 +25,6 @@ export const apiKeyRecordWithAppkey = apiKeyRecord.extend({
     .regex(APPKEY_PATTERN)
     .meta({ readOnly: true, description: 'The API key secret; shown only by create and regen.' }),
 });
-
-const envelopeMeta = z
-  .strictObject({
-    code: z.int32().meta({ format: 'int32', description: 'Equals the HTTP status.' }),
-    count: z.int32().min(0).meta({ format: 'int32', description: 'Number of records in `data`.' }),
-  })
-  .meta({ readOnly: true });
-
-export function envelopeOf<T extends z.ZodType>(data: T) {
-  return z.strictObject({ meta: envelopeMeta, data });
-}
 
 export const apiKeyEnvelope = envelopeOf(apiKeyRecord);
 export const apiKeyWithAppkeyEnvelope = envelopeOf(apiKeyRecordWithAppkey);

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { ROLES } from '../auth/roles';
+import { ROLES } from '../shared/principals';
+import { APPNAME_PATTERN } from '../shared/names';
 import { storableString } from '../http/validate';
-
-export const APPNAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 const appname = z
   .string()

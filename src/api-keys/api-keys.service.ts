@@ -1,14 +1,14 @@
 import type { Database, Queryable } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import { sha256 } from '../crypto/digest';
-import { forbidden, notFound } from '../errors';
-import type { SessionRead } from '../auth/bearer-authenticator';
-import { canManageKeyWithRole, canRead, canWrite, type Principal, type Role } from '../auth/roles';
+import { forbidden, notFound } from '../shared/errors';
+import { canManageKeyWithRole, canRead, canWrite, type Principal, type Role } from '../shared/principals';
 import { revokeSessionsOfApiKey } from '../sessions/sessions.repository';
-import { contextOf, type RequestOrigin } from '../audit/audit-event';
-import { recordAuditEvent } from '../audit/audit.repository';
+import { contextOf, type RequestOrigin } from '../shared/audit-context';
+import { recordAuditEvent } from '../audit-trail/audit-trail';
 import { generateAppkey } from './appkey';
 import { AppkeyCache, type KeyAppkeys } from './appkey-cache';
+import type { KeyFinder } from './key-read-along';
 import * as keys from './api-keys.repository';
 import type { ApiKeyRow } from './api-keys.repository';
 import type { CreateApiKeyInput, ListApiKeysInput, UpdateApiKeyInput } from './api-keys.schemas';
@@ -25,6 +25,7 @@ export class ApiKeysService {
   constructor(
     private readonly db: Database,
     private readonly box: SecretBox,
+    private readonly finder: KeyFinder,
     private readonly appkeyCache: AppkeyCache = new AppkeyCache(),
   ) {}
 
@@ -34,15 +35,10 @@ export class ApiKeysService {
     return keys.listApiKeys(this.db, page);
   }
 
-  /** GET /{appname}'s read, made beside the bearer check; `appname` null: a name no key can have. */
-  readAlongBearer(appname: string | null): SessionRead<ApiKeyRow | undefined> {
-    return (q, sessionId) => keys.findApiKeyWithLivePrincipal(q, sessionId, appname);
-  }
-
-  /** The key `appname` as readAlongBearer found it; authorisation (403) before existence (404). */
-  get(principal: Principal, appname: string, found: ApiKeyRow | undefined): ApiKeyRow {
+  /** Authorisation (403) before existence (404). */
+  async get(principal: Principal, appname: string): Promise<ApiKeyRow> {
     assertCanRead(principal);
-    return found ?? throwNotFound(appname);
+    return (await this.finder.find(principal, appname)) ?? throwNotFound(appname);
   }
 
   async create(principal: Principal, input: CreateApiKeyInput, origin: RequestOrigin): Promise<ApiKeyWithSecret> {

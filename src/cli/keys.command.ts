@@ -1,4 +1,4 @@
-import type { SigningKeysService } from '../auth/signing-keys.service';
+import type { SigningKeysService } from '../signing-keys/signing-keys.service';
 
 export const KEYS_USAGE = `keys rotate   make a new signing key active; the old public key stays in the JWK Set until its tokens expire`;
 

@@ -1,5 +1,5 @@
 import type { UsersService } from '../users/users.service';
-import { CLI_CONTEXT } from '../audit/audit-event';
+import { CLI_CONTEXT } from '../shared/audit-context';
 import { readSecret } from './read-secret';
 
 export const USERS_USAGE = `users add <username> [--role viewer|editor|admin|none]   password from stdin or a prompt

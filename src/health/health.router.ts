@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Database } from '../db/database';
-import { AppError } from '../errors';
+import { AppError } from '../shared/errors';
 import { methodNotAllowed } from '../http/error-handler';
 
 /** Liveness (the process answers) and readiness (the database answers). No token needed. */

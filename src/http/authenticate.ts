@@ -1,7 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { UnauthorizedError } from '../errors';
-import type { BearerAuthenticator, SessionRead } from '../auth/bearer-authenticator';
-import type { Principal } from '../auth/roles';
+import { UnauthorizedError } from '../shared/errors';
+import type { Principal } from '../shared/principals';
 
 // RFC 6750 b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -21,22 +20,15 @@ function bearerTokenOf(req: Request): string {
   return match[1]!;
 }
 
-/**
- * Requires a live bearer token and records the caller for the handlers. `readAlong` may name, for a
- * given request, a read of the route's own that shares the liveness check's statement (one round
- * trip on a hot route); its result is the handler's through alongsideOf().
- */
-export function authenticate(authenticator: BearerAuthenticator, readAlong?: (req: Request) => SessionRead<unknown> | undefined) {
+/** Establishes who is calling from an access token; anything but a live one is a 401 (UnauthorizedError). */
+export interface Authenticator {
+  authenticate(accessToken: string, req: Request): Promise<Principal>;
+}
+
+/** Requires a live bearer token and records the caller for the handlers (principalOf). */
+export function authenticate(authenticator: Authenticator) {
   return async function authenticateBearer(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const token = bearerTokenOf(req);
-    const read = readAlong?.(req);
-    if (read) {
-      const { principal, alongside } = await authenticator.authenticateReading(token, read);
-      res.locals.principal = principal;
-      res.locals.alongside = { value: alongside };
-    } else {
-      res.locals.principal = await authenticator.authenticate(token);
-    }
+    res.locals.principal = await authenticator.authenticate(bearerTokenOf(req), req);
     next();
   };
 }
@@ -46,11 +38,4 @@ export function principalOf(res: Response): Principal {
   const principal = res.locals.principal as Principal | undefined;
   if (!principal) throw new Error('principalOf() used on a route without authenticate()');
   return principal;
-}
-
-/** What authenticate()'s `readAlong` read beside the liveness check; only valid on requests it named a read for. */
-export function alongsideOf<T>(res: Response): T {
-  const alongside = res.locals.alongside as { value: T } | undefined;
-  if (!alongside) throw new Error('alongsideOf() used on a request without a read along the bearer check');
-  return alongside.value;
 }

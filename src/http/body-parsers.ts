@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError } from '../errors';
+import { AppError } from '../shared/errors';
 
 export const BODY_LIMIT = '64kb';
 

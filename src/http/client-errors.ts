@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ErrorBody } from '../errors';
+import type { ErrorBody } from '../shared/errors';
 
 const MESSAGES: Record<string, string> = {
   HPE_HEADER_OVERFLOW: 'Request headers are too large',

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, ERROR_STATUS, UnauthorizedError, type ErrorName } from '../errors';
+import { AppError, ERROR_STATUS, UnauthorizedError, type ErrorName } from '../shared/errors';
 import { isDatabaseUnavailable } from '../db/database';
 import { FORM_FIELD_LIMIT } from './body-parsers';
 import { stdSerializers } from 'pino';

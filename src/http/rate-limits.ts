@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
 import type { Store } from 'express-rate-limit';
-import type { RateLimitSettings } from '../config';
 
 /** Gives each limiter its own counter store (Redis when shared), or undefined for memory. */
 export type StoreFactory = (name: string) => Store | undefined;
@@ -23,17 +22,3 @@ export interface RateLimits {
 
 /** What the routers mount when RATE_LIMIT_ENABLED=false. */
 export const NO_RATE_LIMITS: RateLimits = { tokenRoutes: [], passwordFailures: [], keyOperations: [] };
-
-/**
- * The contract's three limits as configured, counted in memory unless `storeFor` gives a store.
- * express-rate-limit is loaded only when the limits are on: it holds about 0.4 MiB of heap, and a
- * service's peak RSS grows with its heap (see README, Performance).
- */
-export async function loadRateLimits(
-  settings: RateLimitSettings,
-  storeFor: StoreFactory = () => undefined,
-  onRejected?: RejectionListener,
-): Promise<RateLimits> {
-  if (!settings.enabled) return NO_RATE_LIMITS;
-  return (await import('./rate-limiters')).buildRateLimits(settings, storeFor, onRejected);
-}

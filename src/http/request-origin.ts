@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { RequestOrigin } from '../audit/audit-event';
+import type { RequestOrigin } from '../shared/audit-context';
 
 /** `/api/v1/api-keys` + `/` is the mount itself, not `/api/v1/api-keys/`. */
 export const joinTemplate = (baseUrl: string, path: string) => (baseUrl && path === '/' ? baseUrl : baseUrl + path);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from '../errors';
+import { badRequest } from '../shared/errors';
 
 type Location = 'body' | 'query' | 'params';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorBody, type ErrorName } from '../errors';
+import { ERROR_STATUS, type ErrorBody, type ErrorName } from '../shared/errors';
 
 const ERROR_NAMES = Object.keys(ERROR_STATUS) as [ErrorName, ...ErrorName[]];
 

@@ -1,4 +1,4 @@
-import { ERROR_STATUS, type ErrorName } from '../errors';
+import { ERROR_STATUS, type ErrorName } from '../shared/errors';
 import { errorBodyOf } from './error.responses';
 import {
   appnameParameter,

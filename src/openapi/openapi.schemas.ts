@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from '../api-keys/api-keys.schemas';
-import { auditEventListEnvelope, auditEventRecord } from '../audit/audit.responses';
-import { listAuditEventsQuery } from '../audit/audit.schemas';
+import { auditEventListEnvelope, auditEventRecord } from '../audit-events/audit-events.responses';
+import { listAuditEventsQuery } from '../audit-events/audit-events.schemas';
 import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from '../api-keys/api-keys.responses';
-import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../auth/auth.schemas';
-import { jwkSet, tokenResponse } from '../auth/auth.responses';
-import { introspectionBody, revocationBody } from '../auth/oauth.schemas';
-import { discoveryResponse, introspectionResponse } from '../auth/oauth.responses';
+import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../tokens/tokens.schemas';
+import { jwkSet, tokenResponse } from '../tokens/tokens.responses';
+import { introspectionBody, revocationBody } from '../oauth/oauth.schemas';
+import { discoveryResponse, introspectionResponse } from '../oauth/oauth.responses';
 import { healthStatus } from '../health/health.responses';
 import { errorBody } from './error.responses';
 

@@ -1,8 +1,14 @@
 import { statement, type Queryable } from '../db/database';
 import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
-import type { PrincipalType, Role } from '../auth/roles';
-import type { RequestOrigin } from '../audit/audit-event';
-import { auditInsertFrom } from '../audit/audit.repository';
+import type { PrincipalType, Role } from '../shared/principals';
+import type { RequestOrigin } from '../shared/audit-context';
+import { auditInsertFrom } from '../audit-trail/audit-trail';
+
+/**
+ * The liveness check of session `sessionId` (its principal's row, or undefined), with whatever else
+ * a route reads in the same statement: a database round trip costs more than the rest of a read.
+ */
+export type SessionRead<T> = (q: Queryable, sessionId: string) => Promise<{ live: LivePrincipalRow | undefined; alongside: T }>;
 
 export interface NewSession {
   /** Unix seconds the caller also stamps into the tokens, so token exp and stored expiry agree. */

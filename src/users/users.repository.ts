@@ -1,5 +1,5 @@
 import { statement, type Queryable } from '../db/database';
-import type { Role } from '../auth/roles';
+import type { Role } from '../shared/principals';
 
 export interface UserRow {
   id: string;

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import type { Database } from '../db/database';
-import { LoginRefusedError, badRequest, conflict, notFound } from '../errors';
-import { ROLES, type Role } from '../auth/roles';
+import { LoginRefusedError, badRequest, conflict, notFound } from '../shared/errors';
+import { ROLES, type Role } from '../shared/principals';
 import { revokeSessionsOfUser } from '../sessions/sessions.repository';
-import type { AuditContext } from '../audit/audit-event';
-import { recordAuditEvent } from '../audit/audit.repository';
+import type { AuditContext } from '../shared/audit-context';
+import { recordAuditEvent } from '../audit-trail/audit-trail';
 import * as users from './users.repository';
 import type { UserRow } from './users.repository';
 import { ExpiringMap } from '../cache/expiring-map';

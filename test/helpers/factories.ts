@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Role } from '../../src/auth/roles';
-import type { TokenResponse } from '../../src/auth/token.service';
+import type { Role } from '../../src/shared/principals';
+import type { TokenResponse } from '../../src/tokens/token.service';
 import type { TestApp } from './app';
 import { signRequestToken } from './tokens';
-import { CLI_CONTEXT } from '../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../src/shared/audit-context';
 
 export const randomName = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
 

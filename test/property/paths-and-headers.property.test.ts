@@ -21,7 +21,7 @@ import {
   type RawRequest,
   type Signer,
 } from './support';
-import { CLI_CONTEXT } from '../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../src/shared/audit-context';
 
 /**
  * Properties over the whole HTTP surface: any path (unicode, percent-encoded, broken escapes, dot

@@ -1,7 +1,7 @@
 import { createHmac, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { connect } from 'node:net';
 import fc from 'fast-check';
-import { ERROR_STATUS } from '../../src/errors';
+import { ERROR_STATUS } from '../../src/shared/errors';
 import type { Queryable } from '../../src/db/database';
 
 /**

@@ -1,4 +1,4 @@
-import { canManageKeyWithRole, canRead, canWrite, scopeFor, type Role } from '../../src/auth/roles';
+import { canManageKeyWithRole, canRead, canWrite, scopeFor, type Role } from '../../src/shared/principals';
 
 type MaybeRole = Role | null;
 const name = (r: MaybeRole) => r ?? 'no role';

@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
-import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { signRequestToken } from '../../helpers/tokens';
 import { errorBody, keyPath, nowSeconds } from './support';
 

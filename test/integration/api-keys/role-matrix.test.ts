@@ -1,4 +1,4 @@
-import type { Role } from '../../../src/auth/roles';
+import type { Role } from '../../../src/shared/principals';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, createUser, loginAs, randomName, tokenForRole } from '../../helpers/factories';
 import { KEYS, errorBody, keyPath, readKey, regenPath, tokenForApiKeyRole } from './support';

@@ -1,4 +1,4 @@
-import type { Role } from '../../../src/auth/roles';
+import type { Role } from '../../../src/shared/principals';
 import type { TestApp } from '../../helpers/app';
 import { bearer, createApiKey, loginWithApiKey, tokenForRole } from '../../helpers/factories';
 

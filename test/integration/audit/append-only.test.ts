@@ -1,4 +1,4 @@
-import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, randomName } from '../../helpers/factories';
 import { auditTableRows, eventsWhere, newAdmin, type Admin } from './support';

@@ -1,4 +1,4 @@
-import type { LoginFailureReason } from '../../../src/audit/audit-event';
+import type { LoginFailureReason } from '../../../src/shared/errors';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, createUser, randomName, type TestApiKey } from '../../helpers/factories';
 import { signRequestToken, unsignedToken } from '../../helpers/tokens';

@@ -1,4 +1,4 @@
-import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
 import { signRequestToken } from '../../helpers/tokens';

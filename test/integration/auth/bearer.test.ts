@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf, unsignedToken } from '../../helpers/tokens';
 import { callProtected, expectError, expectInvalidToken, forgeHs256, headerOf, publicKeyFor, signAsymmetric, sleep } from './support';
-import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 
 describe('bearer middleware', () => {
   let t: TestApp;

@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
 import { callProtected, expectError, expectTokenResponse, PATHS } from './support';
-import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { UsersService } from '../../../src/users/users.service';
 
 describe('POST /api/auth/bearer/token (token via user credentials)', () => {

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
 import { callProtected, expectError, expectInvalidToken, expectTokenResponse, PATHS, refreshWith, sleep } from './support';
-import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { onPglite } from '../../helpers/database';
 
 describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {

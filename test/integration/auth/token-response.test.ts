@@ -1,4 +1,4 @@
-import type { Role } from '../../../src/auth/roles';
+import type { Role } from '../../../src/shared/principals';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, createUser, loginAs, loginWithApiKey } from '../../helpers/factories';
 import { claimsOf, signRequestToken } from '../../helpers/tokens';

@@ -3,7 +3,7 @@ import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, tokenForRol
 import { claimsOf } from '../../helpers/tokens';
 import { expectInvalidToken, ISSUER, refreshWith, sleep } from '../auth/support';
 import { expectError, foreignlySigned, introspect, OAUTH, revoke } from './support';
-import { CLI_CONTEXT } from '../../../src/audit/audit-event';
+import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 
 /** The active answer for a token: its own claims plus who holds it, the current scope and its kind. */
 function activeAnswer(token: string, holder: { username: string } | { client_id: string }, tokenType: string, scope: string) {

@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { ERROR_STATUS } from '../../../src/errors';
+import { ERROR_STATUS } from '../../../src/shared/errors';
 import type { TestApp } from '../../helpers/app';
 import { bearer } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';

@@ -2,7 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import express from 'express';
 import request from 'supertest';
 import { createApiKeyBody, updateApiKeyBody } from '../../../src/api-keys/api-keys.schemas';
-import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../../../src/auth/auth.schemas';
+import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../../../src/tokens/tokens.schemas';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../../src/openapi/openapi.document';
 import { inlineSchema } from '../../../src/openapi/openapi.schemas';
 import { startTestApp, type TestApp } from '../../helpers/app';

@@ -1,4 +1,4 @@
-import type { RequestOrigin } from '../../../src/audit/audit-event';
+import type { RequestOrigin } from '../../../src/shared/audit-context';
 import type { TestApp } from '../../helpers/app';
 
 /** How many token.issued events the requests of these batch items recorded. */

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Metrics } from '../metrics/metrics';
-import { TOKEN_ISSUING_PATHS } from '../auth/auth.paths';
-import { joinTemplate } from './request-origin';
+import type { Metrics } from './metrics';
+import { TOKEN_ISSUING_PATHS } from '../shared/paths';
+import { joinTemplate } from '../http/request-origin';
 
 /** The routes that issue tokens; their outcomes are counted in tokens_issued_total. */
 const TOKEN_ROUTES = new Set<string>(TOKEN_ISSUING_PATHS);

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit, type Options } from 'express-rate-limit';
 import type { RateLimitRule, RateLimitSettings } from '../config';
-import { AppError } from '../errors';
-import type { Principal } from '../auth/roles';
+import { AppError } from '../shared/errors';
+import type { Principal } from '../shared/principals';
 import type { RateLimits, RejectionListener, StoreFactory } from './rate-limits';
 
 const clientAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');

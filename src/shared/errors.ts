@@ -1,4 +1,4 @@
-import type { LoginFailureReason } from './audit/audit-event';
+
 
 /** The closed list of error names the API may answer with, and their HTTP status. */
 export const ERROR_STATUS = {
@@ -57,6 +57,19 @@ export const forbidden = (message = 'You are not allowed to perform this operati
   new AppError('Forbidden', message);
 export const notFound = (message: string) => new AppError('NotFound', message);
 export const conflict = (message: string) => new AppError('Conflict', message);
+
+/** Why a login was refused; recorded, never shown to the caller (who gets one uniform 401). */
+export type LoginFailureReason =
+  | 'malformed_request_token'
+  | 'unknown_api_key'
+  | 'invalid_request_token'
+  | 'expired_request_token'
+  | 'replayed_request_token'
+  | 'unknown_user'
+  | 'wrong_password'
+  | 'user_disabled'
+  /** The user's password, status or existence changed while the login was being checked. */
+  | 'user_changed';
 
 /** Refusals of a username and password: no token was sent, so RFC 6750's invalid_token does not apply. */
 const CREDENTIAL_REASONS: ReadonlySet<LoginFailureReason> = new Set(['unknown_user', 'wrong_password', 'user_disabled', 'user_changed']);

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/roles';
+import type { Principal } from './principals';
 
 /** Every kind of event the audit trail records. */
 export const AUDIT_EVENT_TYPES = [
@@ -18,19 +18,6 @@ export const AUDIT_EVENT_TYPES = [
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
-
-/** Why a login was refused; recorded, never shown to the caller (who gets one uniform 401). */
-export type LoginFailureReason =
-  | 'malformed_request_token'
-  | 'unknown_api_key'
-  | 'invalid_request_token'
-  | 'expired_request_token'
-  | 'replayed_request_token'
-  | 'unknown_user'
-  | 'wrong_password'
-  | 'user_disabled'
-  /** The user's password, status or existence changed while the login was being checked. */
-  | 'user_changed';
 
 /** Where a request came from, as far as the audit trail cares. Null outside HTTP (the CLI). */
 export interface RequestOrigin {

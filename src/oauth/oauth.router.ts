@@ -1,13 +1,12 @@
 import { Router, type Request, type Response } from 'express';
-import { authenticate, principalOf } from '../http/authenticate';
+import { authenticate, principalOf, type Authenticator } from '../http/authenticate';
 import { jsonOrFormBody } from '../http/body-parsers';
 import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
-import type { BearerAuthenticator } from './bearer-authenticator';
-import { AUTH_PATHS } from './auth.paths';
+import { AUTH_PATHS } from '../shared/paths';
 import type { DiscoveryDocument } from './discovery';
 import type { IntrospectionService } from './introspection.service';
 import { introspectionBody, revocationBody } from './oauth.schemas';
@@ -16,7 +15,7 @@ import type { RevocationService } from './revocation.service';
 export interface OAuthRouterDeps {
   revocation: RevocationService;
   introspection: IntrospectionService;
-  authenticator: BearerAuthenticator;
+  authenticator: Authenticator;
   discovery: DiscoveryDocument;
   limits: RateLimits;
 }

@@ -1,5 +1,5 @@
-import { UnauthorizedError } from '../errors';
-import type { IssuedClaims, TokenSigner } from './jwt';
+import { UnauthorizedError } from '../shared/errors';
+import type { IssuedClaims, TokenSigner } from '../signing-keys/token-signer';
 import type { TokenTypeHint } from './oauth.schemas';
 
 /** An access or refresh token this service issued, with its signature and claims checked. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
-import { LoginRefusedError, UnauthorizedError } from '../errors';
+import { LoginRefusedError, UnauthorizedError } from '../shared/errors';
 import type { ApiKeysService } from '../api-keys/api-keys.service';
 import type { KeyAppkeys } from '../api-keys/appkey-cache';
 import { INVALID_CREDENTIALS, type UsersService } from '../users/users.service';
@@ -18,11 +18,11 @@ import {
   type RotatedRefresh,
   type SessionTimes,
 } from '../sessions/sessions.repository';
-import type { RequestOrigin } from '../audit/audit-event';
-import { recordAuditEvent } from '../audit/audit.repository';
-import { nowSeconds, type TokenSigner } from './jwt';
+import type { RequestOrigin } from '../shared/audit-context';
+import { recordAuditEvent } from '../audit-trail/audit-trail';
+import { nowSeconds, type TokenSigner } from '../signing-keys/token-signer';
 import { claimedAppname, verifyRequestToken, type VerifiedRequestToken } from './request-token';
-import { scopeFor, type PrincipalType, type Role } from './roles';
+import { scopeFor, type PrincipalType, type Role } from '../shared/principals';
 
 /** Exactly the spec's token response object. */
 export interface TokenResponse {

@@ -1,5 +1,5 @@
-import { AUTH_PATHS } from './auth.paths';
-import { scopeFor } from './roles';
+import { AUTH_PATHS } from '../shared/paths';
+import { scopeFor } from '../shared/principals';
 
 export interface DiscoveryDocument {
   issuer: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { envelopeOf } from '../api-keys/api-keys.responses';
-import { AUDIT_EVENT_TYPES } from './audit-event';
-import type { AuditEventRecord } from './audit.presenter';
+import { envelopeOf } from '../shared/envelope';
+import { AUDIT_EVENT_TYPES } from '../shared/audit-context';
+import type { AuditEventRecord } from './audit-events.presenter';
 
 /** An audit event as the presenter sends it; the source of the OpenAPI response schemas. */
 export const auditEventRecord = z.strictObject({

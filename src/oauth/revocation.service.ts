@@ -1,9 +1,9 @@
 import type { Database } from '../db/database';
 import { revokeSession } from '../sessions/sessions.repository';
-import type { TokenSigner } from './jwt';
+import type { TokenSigner } from '../signing-keys/token-signer';
 import type { TokenTypeHint } from './oauth.schemas';
 import { verifyPresentedToken } from './presented-token';
-import type { RequestOrigin } from '../audit/audit-event';
+import type { RequestOrigin } from '../shared/audit-context';
 
 /**
  * RFC 7009 revocation, which is how a client logs out: an access or refresh token ends its whole

@@ -1,4 +1,4 @@
-import type { AuditEventRow } from './audit.repository';
+import type { AuditEventRow } from './audit-events.repository';
 
 /** The row as the API shows it: the id as a number, the time as ISO 8601. */
 export type AuditEventRecord = Omit<AuditEventRow, 'id' | 'occurred_at'> & { id: number; occurred_at: string };

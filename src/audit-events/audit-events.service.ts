@@ -1,8 +1,8 @@
 import type { Database } from '../db/database';
-import { forbidden } from '../errors';
-import type { Principal } from '../auth/roles';
-import { listAuditEvents, type AuditEventRow } from './audit.repository';
-import type { ListAuditEventsInput } from './audit.schemas';
+import { forbidden } from '../shared/errors';
+import type { Principal } from '../shared/principals';
+import { listAuditEvents, type AuditEventRow } from './audit-events.repository';
+import type { ListAuditEventsInput } from './audit-events.schemas';
 
 /** Reading the audit trail. There is deliberately no way to change or delete an event. */
 export class AuditService {

@@ -1,13 +1,13 @@
 import { Router, type Request, type Response } from 'express';
 import { jsonOrFormBody } from '../http/body-parsers';
-import { AUTH_PATHS } from './auth.paths';
+import { AUTH_PATHS } from '../shared/paths';
 import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
-import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from './auth.schemas';
-import type { SigningKeysService } from './signing-keys.service';
+import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from './tokens.schemas';
+import type { SigningKeysService } from '../signing-keys/signing-keys.service';
 import type { TokenService } from './token.service';
 
 /**

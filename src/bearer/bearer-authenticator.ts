@@ -1,14 +1,8 @@
-import { UnauthorizedError } from '../errors';
-import type { Database, Queryable } from '../db/database';
-import type { Principal } from './roles';
-import type { TokenSigner } from './jwt';
-import { findLivePrincipal, type LivePrincipalRow } from '../sessions/sessions.repository';
-
-/**
- * The liveness check of session `sessionId` (its principal's row, or undefined), with whatever else
- * a route reads in the same statement: a database round trip costs more than the rest of a read.
- */
-export type SessionRead<T> = (q: Queryable, sessionId: string) => Promise<{ live: LivePrincipalRow | undefined; alongside: T }>;
+import { UnauthorizedError } from '../shared/errors';
+import type { Database } from '../db/database';
+import type { Principal } from '../shared/principals';
+import type { TokenSigner } from '../signing-keys/token-signer';
+import { findLivePrincipal, type SessionRead } from '../sessions/sessions.repository';
 
 const livenessOnly: SessionRead<undefined> = async (q, sessionId) => ({ live: await findLivePrincipal(q, sessionId), alongside: undefined });
 
@@ -27,7 +21,11 @@ export class BearerAuthenticator {
     return (await this.authenticateReading(accessToken, livenessOnly)).principal;
   }
 
-  /** authenticate(), with `read` also fetching what the route needs; nothing of it is returned to a dead session. */
+  /**
+   * authenticate(), with `read` also fetching what a route needs in the liveness check's statement;
+   * nothing of it is returned to a dead session. Only for a read that earns its place in
+   * docs/performance.md (see api-keys/key-read-along.ts).
+   */
   async authenticateReading<T>(accessToken: string, read: SessionRead<T>): Promise<{ principal: Principal; alongside: T }> {
     const claims = await this.signer.verify(accessToken, 'Bearer');
     const { live, alongside } = await read(this.db, claims.sid);

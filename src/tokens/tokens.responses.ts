@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PublicJwk } from './signing-keys.service';
+import type { PublicJwk } from '../signing-keys/signing-keys.service';
 import type { TokenResponse } from './token.service';
 
 /** A JWS in compact serialisation: three base64url parts. */

@@ -1,9 +1,9 @@
 import { createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { LoginRefusedError } from '../errors';
-import type { LoginFailureReason } from '../audit/audit-event';
-import { nowSeconds } from './jwt';
-import { APPNAME_PATTERN } from '../api-keys/api-keys.schemas';
+import { LoginRefusedError } from '../shared/errors';
+import type { LoginFailureReason } from '../shared/errors';
+import { nowSeconds } from '../signing-keys/token-signer';
+import { APPNAME_PATTERN } from '../shared/names';
 
 const REQUEST_TOKEN_ALGORITHMS: jwt.Algorithm[] = ['HS256', 'HS384', 'HS512'];
 const MAX_REQUEST_TOKEN_LIFETIME = 300;

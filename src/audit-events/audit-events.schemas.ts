@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { APPNAME_PATTERN } from '../api-keys/api-keys.schemas';
-import { AUDIT_EVENT_TYPES } from './audit-event';
+import { APPNAME_PATTERN } from '../shared/names';
+import { AUDIT_EVENT_TYPES } from '../shared/audit-context';
 
 const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER;
 

@@ -1,10 +1,10 @@
 import type { Database } from '../db/database';
-import { forbidden } from '../errors';
+import { forbidden } from '../shared/errors';
 import { findLivePrincipal, findLiveRefreshPrincipal } from '../sessions/sessions.repository';
-import type { TokenSigner } from './jwt';
+import type { TokenSigner } from '../signing-keys/token-signer';
 import type { TokenTypeHint } from './oauth.schemas';
 import { verifyPresentedToken } from './presented-token';
-import { canRead, scopeFor, type Principal } from './roles';
+import { canRead, scopeFor, type Principal } from '../shared/principals';
 
 interface ActiveTokenCommon {
   active: true;

@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, hkdfSync, randomUUID, sign as signDigest, timingSafeEqual, verify as verifyDigest, type KeyObject } from 'node:crypto';
-import { UnauthorizedError } from '../errors';
+import { UnauthorizedError } from '../shared/errors';
 import type { SigningKeysService } from './signing-keys.service';
 
 /** The `typ` claim tells our three kinds of token apart, so none can stand in for another. */

@@ -1,20 +1,19 @@
 import { Router, type Request, type Response } from 'express';
-import type { BearerAuthenticator } from '../auth/bearer-authenticator';
-import { envelope } from '../api-keys/api-keys.presenter';
-import { authenticate, principalOf } from '../http/authenticate';
+import { envelope } from '../shared/envelope';
+import { authenticate, principalOf, type Authenticator } from '../http/authenticate';
 import { jsonBody } from '../http/body-parsers';
 import { methodNotAllowed } from '../http/error-handler';
 import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
-import { presentAuditEvent } from './audit.presenter';
-import { listAuditEventsQuery } from './audit.schemas';
-import type { AuditService } from './audit.service';
+import { presentAuditEvent } from './audit-events.presenter';
+import { listAuditEventsQuery } from './audit-events.schemas';
+import type { AuditService } from './audit-events.service';
 
 /**
  * GET /api/v1/audit-events: read-only, as the table itself is. Authenticate (401), limit (429), a body
  * checked as on the key routes (415/413/400), query (400), admin (403).
  */
-export function auditRouter(service: AuditService, authenticator: BearerAuthenticator, limits: RateLimits): Router {
+export function auditRouter(service: AuditService, authenticator: Authenticator, limits: RateLimits): Router {
   const router = Router();
   router.use(authenticate(authenticator), limits.keyOperations);
   router

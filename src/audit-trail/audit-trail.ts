@@ -1,0 +1,32 @@
+import type { Queryable } from '../db/database';
+import type { AuditContext, AuditEvent, AuditEventType } from '../shared/audit-context';
+
+const INSERT_COLUMNS = 'type, actor, appname, username, client_address, request_id, details';
+
+/** Records one event; inside a transaction it commits or rolls back with the change it describes. */
+export async function recordAuditEvent(q: Queryable, ctx: AuditContext, event: AuditEvent): Promise<void> {
+  await q.query(`INSERT INTO audit_events (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    event.type,
+    ctx.actor,
+    event.appname ?? null,
+    event.username ?? null,
+    ctx.clientAddress,
+    ctx.requestId,
+    event.details ?? {},
+  ]);
+}
+
+/**
+ * The body of a data-modifying CTE recording one event per row of `source`, so that a statement
+ * which changes something and records it is one round trip and the event exists exactly when the
+ * change does. Each value is an SQL expression over `source` and the statement's parameters
+ * (written in code, never from input).
+ */
+export function auditInsertFrom(
+  source: string,
+  e: { type: AuditEventType; actor: string; appname?: string; username?: string; clientAddress: string; requestId: string; details: string },
+): string {
+  return `INSERT INTO audit_events (${INSERT_COLUMNS})
+          SELECT '${e.type}', ${e.actor}, ${e.appname ?? 'NULL'}, ${e.username ?? 'NULL'}, ${e.clientAddress}, ${e.requestId}, ${e.details}
+            FROM ${source}`;
+}

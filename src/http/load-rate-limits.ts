@@ -1,0 +1,16 @@
+import type { RateLimitSettings } from '../config';
+import { NO_RATE_LIMITS, type RateLimits, type RejectionListener, type StoreFactory } from './rate-limits';
+
+/**
+ * The contract's three limits as configured, counted in memory unless `storeFor` gives a store.
+ * express-rate-limit is loaded only when the limits are on: it holds about 0.4 MiB of heap, and a
+ * service's peak RSS grows with its heap (see README, Performance).
+ */
+export async function loadRateLimits(
+  settings: RateLimitSettings,
+  storeFor: StoreFactory = () => undefined,
+  onRejected?: RejectionListener,
+): Promise<RateLimits> {
+  if (!settings.enabled) return NO_RATE_LIMITS;
+  return (await import('./rate-limit-policies')).buildRateLimits(settings, storeFor, onRejected);
+}

@@ -1,0 +1,2 @@
+/** An API key's name: 1 to 64 characters of a-z 0-9 . _ -, starting with a letter or digit. */
+export const APPNAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
