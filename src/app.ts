@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { PATHS } from './shared/paths';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import type { Services } from './services';
@@ -6,7 +7,8 @@ import { requestLogger } from './http/request-logger';
 import { securityHeaders } from './http/security-headers';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { healthRouter } from './health/health.router';
-import { authRouter } from './tokens/tokens.router';
+import { tokensRouter } from './tokens/tokens.router';
+import { jwksRouter } from './signing-keys/jwks.router';
 import { oauthRouter } from './oauth/oauth.router';
 import { discoveryDocument } from './oauth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
@@ -42,8 +44,9 @@ export function buildApp({ config, logger, services, metrics, rateLimits }: AppD
   app.use(securityHeaders());
 
   // Busiest first: every request walks the routers in this order until one matches.
-  app.use('/api/v1/api-keys', apiKeysRouter(services.apiKeys, services.keyRoutesAuthenticator, rateLimits));
-  app.use(authRouter(services.tokens, services.signingKeys, rateLimits));
+  app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyRoutesAuthenticator, rateLimits));
+  app.use(tokensRouter(services.grants, rateLimits));
+  app.use(jwksRouter(services.signingKeys));
   app.use(
     oauthRouter({
       revocation: services.revocation,
@@ -53,7 +56,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits }: AppD
       limits: rateLimits,
     }),
   );
-  app.use('/api/v1/audit-events', auditRouter(services.audit, services.authenticator, rateLimits));
+  app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
   app.use(healthRouter(services.db));
   app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
   if (metricsHere) app.use(metricsRouter(metrics));

@@ -1,7 +1,7 @@
 import type { Database } from './db/database';
 import type { Logger } from './logger';
 import { deleteExpiredRequestTokenJtis } from './tokens/request-token-replay.repository';
-import { deleteEndedSessions } from './sessions/sessions.repository';
+import { deleteEndedSessions } from './sessions/pruning';
 import { clearEndedGraces } from './api-keys/api-keys.repository';
 
 const EVERY_MS = 60_000;

@@ -5,7 +5,7 @@ import { migrate } from './db/migrate';
 import { isDatabaseUnavailable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
 import { createServices, type Services } from './services';
-import type { TokenEvents } from './tokens/token.service';
+import type { TokenEvents } from './tokens/grants/refresh.grant';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
 
 /**

@@ -3,10 +3,18 @@ import type { Database } from './db/database';
 import { SecretBox } from './crypto/secretbox';
 import { ApiKeysService } from './api-keys/api-keys.service';
 import { KeyReadAlong } from './api-keys/key-read-along';
+import { ValidAppkeys } from './api-keys/valid-appkeys';
+import { Credentials } from './users/credentials';
 import { UsersService } from './users/users.service';
 import { SigningKeysService } from './signing-keys/signing-keys.service';
 import { refreshTokenKey, TokenSigner } from './signing-keys/token-signer';
-import { TokenService, type TokenEvents } from './tokens/token.service';
+import { ApiKeyLogins } from './sessions/api-key-logins';
+import { RefreshRotations } from './sessions/refresh-rotations';
+import { TokenIssuer } from './tokens/token-issuer';
+import { ApiKeyGrant } from './tokens/grants/api-key.grant';
+import { PasswordGrant } from './tokens/grants/password.grant';
+import { RefreshGrant, type TokenEvents } from './tokens/grants/refresh.grant';
+import type { TokenGrants } from './tokens/tokens.router';
 import { BearerAuthenticator } from './bearer/bearer-authenticator';
 import { RevocationService } from './oauth/revocation.service';
 import { IntrospectionService } from './oauth/introspection.service';
@@ -17,7 +25,7 @@ export interface Services {
   apiKeys: ApiKeysService;
   users: UsersService;
   signingKeys: SigningKeysService;
-  tokens: TokenService;
+  grants: TokenGrants;
   authenticator: BearerAuthenticator;
   /** The key routes' bearer check, which reads GET /{appname}'s key in the same round trip. */
   keyRoutesAuthenticator: KeyReadAlong;
@@ -39,15 +47,19 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   });
   const authenticator = new BearerAuthenticator(db, signer);
   const keyRoutesAuthenticator = new KeyReadAlong(db, authenticator);
-  const apiKeys = new ApiKeysService(db, box, keyRoutesAuthenticator);
-  const users = new UsersService(db, config.bcryptCost);
-  const tokens = new TokenService(db, signer, apiKeys, users, config, tokenEvents);
+  const appkeys = new ValidAppkeys(db, box);
+  const credentials = new Credentials(db, config.bcryptCost);
+  const issuer = new TokenIssuer(signer, config);
   return {
     db,
-    apiKeys,
-    users,
+    apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys),
+    users: new UsersService(db, config.bcryptCost, credentials),
     signingKeys,
-    tokens,
+    grants: {
+      apiKey: new ApiKeyGrant(db, issuer, appkeys, new ApiKeyLogins(db), { issuer: config.issuer, clockTolerance: config.clockTolerance }),
+      password: new PasswordGrant(db, issuer, credentials),
+      refresh: new RefreshGrant(db, signer, issuer, new RefreshRotations(db), tokenEvents),
+    },
     authenticator,
     keyRoutesAuthenticator,
     revocation: new RevocationService(db, signer),

@@ -1,7 +1,7 @@
 import { statement, UNIQUE_VIOLATION, type Queryable } from '../db/database';
 import { conflict } from '../shared/errors';
 import type { Role } from '../shared/principals';
-import { LIVE_PRINCIPAL, type LivePrincipalRow } from '../sessions/sessions.repository';
+import { previousAppkeyValid, previousGeneration } from '../sessions/appkey-generations';
 
 export interface ApiKeyRow {
   id: string;
@@ -19,23 +19,17 @@ export interface ApiKeySecretRow {
   key_ciphertext: Buffer;
   /** The appkey before the last regen, only while its grace lasts. */
   previous_key_ciphertext: Buffer | null;
+  previous_key_generation: number;
 }
 
 // last_login is a bigint, which pg returns as a string; as float8 (exact for Unix seconds) it is a number.
 const COLUMNS = 'id, appname, description, role, last_login::float8 AS last_login, last_ip';
 
-/** The live principal of session $1 and, only beside it, the key named $2: GET /{appname} in one round trip. */
-const FIND_WITH_LIVE_PRINCIPAL = statement(
-  'api-keys.find-with-live-principal',
-  `SELECT live.*, k.id AS key_id, k.appname AS key_appname, k.description AS key_description, k.role AS key_role,
-          k.last_login::float8 AS key_last_login, k.last_ip AS key_last_ip
-     FROM (${LIVE_PRINCIPAL}) AS live
-     LEFT JOIN api_keys k ON k.appname = $2`,
-);
 const FIND_SECRET_BY_APPNAME = statement(
   'api-keys.find-secret',
   `SELECT id, key_generation, key_ciphertext,
-          CASE WHEN previous_key_valid_until > now() THEN previous_key_ciphertext END AS previous_key_ciphertext
+          CASE WHEN ${previousAppkeyValid('api_keys')} THEN previous_key_ciphertext END AS previous_key_ciphertext,
+          ${previousGeneration('api_keys')} AS previous_key_generation
      FROM api_keys WHERE appname = $1`,
 );
 /** A listed key: appname, description, role, last login, last IP (the columns of LIST, in order). */
@@ -72,28 +66,6 @@ export async function insertApiKey(
     if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw conflict(`API key "${key.appname}" already exists`);
     throw err;
   }
-}
-
-type Prefixed<T, P extends string> = { [K in keyof T as `${P}${K & string}`]: T[K] | null };
-
-/**
- * Session `sessionId`'s live principal (undefined once the session or its principal is not live) and
- * the key named `appname` (undefined if there is none, or `appname` is null: not a possible appname).
- */
-export async function findApiKeyWithLivePrincipal(
-  q: Queryable,
-  sessionId: string,
-  appname: string | null,
-): Promise<{ live: LivePrincipalRow | undefined; alongside: ApiKeyRow | undefined }> {
-  const { rows } = await q.run<LivePrincipalRow & Prefixed<ApiKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, appname]);
-  const row = rows[0];
-  if (!row) return { live: undefined, alongside: undefined };
-  const { key_id, key_appname, key_description, key_role, key_last_login, key_last_ip, ...live } = row;
-  const key =
-    key_id === null
-      ? undefined
-      : { id: key_id, appname: key_appname!, description: key_description!, role: key_role, last_login: key_last_login, last_ip: key_last_ip };
-  return { live, alongside: key };
 }
 
 export async function findApiKeyByAppname(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
@@ -162,7 +134,7 @@ export async function replaceApiKeySecret(
 export async function clearEndedGraces(q: Queryable): Promise<number> {
   const { rowCount } = await q.query(
     `UPDATE api_keys SET previous_key_ciphertext = NULL, previous_key_valid_until = NULL
-      WHERE previous_key_valid_until <= now()`,
+      WHERE previous_key_valid_until IS NOT NULL AND NOT ${previousAppkeyValid('api_keys')}`,
   );
   return rowCount ?? 0;
 }

@@ -3,11 +3,11 @@ import type { SecretBox } from '../crypto/secretbox';
 import { sha256 } from '../crypto/digest';
 import { forbidden, notFound } from '../shared/errors';
 import { canManageKeyWithRole, canRead, canWrite, type Principal, type Role } from '../shared/principals';
-import { revokeSessionsOfApiKey } from '../sessions/sessions.repository';
+import { revokeSessionsOfStaleAppkeys } from '../sessions/revocation';
 import { contextOf, type RequestOrigin } from '../shared/audit-context';
 import { recordAuditEvent } from '../audit-trail/audit-trail';
 import { generateAppkey } from './appkey';
-import { AppkeyCache, type KeyAppkeys } from './appkey-cache';
+import type { ValidAppkeys } from './valid-appkeys';
 import type { KeyFinder } from './key-read-along';
 import * as keys from './api-keys.repository';
 import type { ApiKeyRow } from './api-keys.repository';
@@ -26,7 +26,7 @@ export class ApiKeysService {
     private readonly db: Database,
     private readonly box: SecretBox,
     private readonly finder: KeyFinder,
-    private readonly appkeyCache: AppkeyCache = new AppkeyCache(),
+    private readonly appkeys: ValidAppkeys,
   ) {}
 
   /** A page of keys, as arrays of their listed fields (see listApiKeys). */
@@ -101,8 +101,7 @@ export class ApiKeysService {
         graceSeconds,
         ...this.sealAppkey(appname, appkey),
       });
-      const stillValid = graceSeconds > 0 ? before.key_generation : after.key_generation;
-      const revoked = await revokeSessionsOfApiKey(tx, before.id, stillValid, 'api key regenerated');
+      const revoked = await revokeSessionsOfStaleAppkeys(tx, before.id, 'api key regenerated');
       await recordAuditEvent(tx, contextOf(principal, origin), {
         type: 'api_key.regenerated',
         appname,
@@ -116,8 +115,8 @@ export class ApiKeysService {
       });
       return after;
     });
-    // Not needed for correctness (see AppkeyCache), but spares this instance's next exchange a miss.
-    this.appkeyCache.forget(appname);
+    // Not needed for correctness (see ValidAppkeys), but spares this instance's next exchange a miss.
+    this.appkeys.forget(appname);
     return { key, appkey };
   }
 
@@ -133,27 +132,7 @@ export class ApiKeysService {
         details: { role: before.role },
       });
     });
-    this.appkeyCache.forget(appname);
-  }
-
-  /** The appkeys of `appname` as last read, if still cached; they may be stale (see AppkeyCache). */
-  cachedValidAppkeys(appname: string): KeyAppkeys | undefined {
-    return this.appkeyCache.get(appname);
-  }
-
-  /** The key's id and the appkeys, in the clear, that may verify a request token now, read afresh. */
-  async findWithValidAppkeys(appname: string): Promise<KeyAppkeys | undefined> {
-    const row = await keys.findApiKeySecretByAppname(this.db, appname);
-    if (!row) {
-      this.appkeyCache.forget(appname);
-      return undefined;
-    }
-    const { key_ciphertext: sealed, previous_key_ciphertext: previous, key_generation: generation } = row;
-    const appkeys = [{ appkey: this.box.open(sealed, appname).toString('utf8'), generation }];
-    if (previous) appkeys.push({ appkey: this.box.open(previous, appname).toString('utf8'), generation: generation - 1 });
-    const found = { id: row.id, appname, appkeys };
-    this.appkeyCache.set(found);
-    return found;
+    this.appkeys.forget(appname);
   }
 
   private async lockManageable(tx: Queryable, principal: Principal, appname: string) {

@@ -1,10 +1,11 @@
 import type { Request } from 'express';
 import type { BearerAuthenticator } from '../bearer/bearer-authenticator';
 import type { Authenticator } from '../http/authenticate';
-import type { Database } from '../db/database';
+import { statement, type Database, type Queryable } from '../db/database';
+import { livePrincipalsWhere, type LivePrincipalRow } from '../sessions/liveness';
 import type { Principal } from '../shared/principals';
 import { APPNAME_PATTERN } from '../shared/names';
-import { findApiKeyByAppname, findApiKeyWithLivePrincipal, type ApiKeyRow } from './api-keys.repository';
+import { findApiKeyByAppname, type ApiKeyRow } from './api-keys.repository';
 
 /** Where ApiKeysService.get finds a key: the plain version is one SELECT by appname. */
 export interface KeyFinder {
@@ -40,6 +41,37 @@ export class KeyReadAlong implements Authenticator, KeyFinder {
     if (read && read.appname === appname) return read.key;
     return findApiKeyByAppname(this.db, appname);
   }
+}
+
+/** The live principal of session $1 and, only beside it, the key named $2. */
+const FIND_WITH_LIVE_PRINCIPAL = statement(
+  'api-keys.find-with-live-principal',
+  `SELECT live.*, k.id AS key_id, k.appname AS key_appname, k.description AS key_description, k.role AS key_role,
+          k.last_login::float8 AS key_last_login, k.last_ip AS key_last_ip
+     FROM (${livePrincipalsWhere('s.id = $1')}) AS live
+     LEFT JOIN api_keys k ON k.appname = $2`,
+);
+
+type Prefixed<T, P extends string> = { [K in keyof T as `${P}${K & string}`]: T[K] | null };
+
+/**
+ * Session `sessionId`'s live principal (undefined once the session or its principal is not live) and
+ * the key named `appname` (undefined if there is none, or `appname` is null: not a possible appname).
+ */
+async function findApiKeyWithLivePrincipal(
+  q: Queryable,
+  sessionId: string,
+  appname: string | null,
+): Promise<{ live: LivePrincipalRow | undefined; alongside: ApiKeyRow | undefined }> {
+  const { rows } = await q.run<LivePrincipalRow & Prefixed<ApiKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, appname]);
+  const row = rows[0];
+  if (!row) return { live: undefined, alongside: undefined };
+  const { key_id, key_appname, key_description, key_role, key_last_login, key_last_ip, ...live } = row;
+  const key =
+    key_id === null
+      ? undefined
+      : { id: key_id, appname: key_appname!, description: key_description!, role: key_role, last_login: key_last_login, last_ip: key_last_ip };
+  return { live, alongside: key };
 }
 
 /**

@@ -2,7 +2,7 @@ import { UnauthorizedError } from '../shared/errors';
 import type { Database } from '../db/database';
 import type { Principal } from '../shared/principals';
 import type { TokenSigner } from '../signing-keys/token-signer';
-import { findLivePrincipal, type SessionRead } from '../sessions/sessions.repository';
+import { findLivePrincipal, type SessionRead } from '../sessions/liveness';
 
 const livenessOnly: SessionRead<undefined> = async (q, sessionId) => ({ live: await findLivePrincipal(q, sessionId), alongside: undefined });
 

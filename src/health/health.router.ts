@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { PATHS } from '../shared/paths';
 import type { Database } from '../db/database';
 import { AppError } from '../shared/errors';
 import { methodNotAllowed } from '../http/error-handler';
@@ -7,13 +8,13 @@ import { methodNotAllowed } from '../http/error-handler';
 export function healthRouter(db: Database): Router {
   const router = Router();
   router
-    .route('/healthz')
+    .route(PATHS.health)
     .get(function liveness(_req, res) {
       res.json({ status: 'ok' });
     })
     .all(methodNotAllowed(['GET']));
   router
-    .route('/readyz')
+    .route(PATHS.readiness)
     .get(async function readiness(_req, res) {
       try {
         await db.ping();

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { PATHS } from '../shared/paths';
 import { methodNotAllowed } from '../http/error-handler';
 import type { Metrics } from './metrics';
 
@@ -6,7 +7,7 @@ import type { Metrics } from './metrics';
 export function metricsRouter(metrics: Metrics): Router {
   const router = Router();
   router
-    .route('/metrics')
+    .route(PATHS.metrics)
     .get(async function scrapeMetrics(_req, res) {
       const body = await metrics.render();
       res.setHeader('Content-Type', metrics.contentType);

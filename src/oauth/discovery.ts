@@ -1,4 +1,4 @@
-import { AUTH_PATHS } from '../shared/paths';
+import { PATHS } from '../shared/paths';
 import { scopeFor } from '../shared/principals';
 
 export interface DiscoveryDocument {
@@ -32,11 +32,11 @@ export function discoveryDocument(issuer: string): DiscoveryDocument {
   const at = (path: string) => `${issuer}${path}`;
   return {
     issuer,
-    jwks_uri: at(AUTH_PATHS.jwks),
-    token_endpoint: at(AUTH_PATHS.token),
-    refresh_endpoint: at(AUTH_PATHS.refresh),
-    revocation_endpoint: at(AUTH_PATHS.revocation),
-    introspection_endpoint: at(AUTH_PATHS.introspection),
+    jwks_uri: at(PATHS.jwks),
+    token_endpoint: at(PATHS.token),
+    refresh_endpoint: at(PATHS.refresh),
+    revocation_endpoint: at(PATHS.revocation),
+    introspection_endpoint: at(PATHS.introspection),
     grant_types_supported: ['password', 'refresh_token'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],

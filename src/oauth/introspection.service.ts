@@ -1,6 +1,6 @@
 import type { Database } from '../db/database';
 import { forbidden } from '../shared/errors';
-import { findLivePrincipal, findLiveRefreshPrincipal } from '../sessions/sessions.repository';
+import { findLivePrincipal, findLiveRefreshPrincipal } from '../sessions/liveness';
 import type { TokenSigner } from '../signing-keys/token-signer';
 import type { TokenTypeHint } from './oauth.schemas';
 import { verifyPresentedToken } from './presented-token';

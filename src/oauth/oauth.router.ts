@@ -6,7 +6,7 @@ import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
-import { AUTH_PATHS } from '../shared/paths';
+import { PATHS } from '../shared/paths';
 import type { DiscoveryDocument } from './discovery';
 import type { IntrospectionService } from './introspection.service';
 import { introspectionBody, revocationBody } from './oauth.schemas';
@@ -28,7 +28,7 @@ export function oauthRouter({ revocation, introspection, authenticator, discover
   const router = Router();
 
   router
-    .route(AUTH_PATHS.revocation)
+    .route(PATHS.revocation)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function revokeToken(req: Request, res: Response) {
       const { token, token_type_hint: hint } = parseInput(revocationBody, req.body, 'body');
       await revocation.revoke(token, hint, originOf(req));
@@ -38,7 +38,7 @@ export function oauthRouter({ revocation, introspection, authenticator, discover
     .all(methodNotAllowed(['POST']));
 
   router
-    .route(AUTH_PATHS.introspection)
+    .route(PATHS.introspection)
     .post(noStore, limits.tokenRoutes, authenticate(authenticator), jsonOrFormBody, async function introspectToken(req: Request, res: Response) {
       const { token, token_type_hint: hint } = parseInput(introspectionBody, req.body, 'body');
       res.json(await introspection.introspect(principalOf(res), token, hint));
@@ -46,7 +46,7 @@ export function oauthRouter({ revocation, introspection, authenticator, discover
     .all(methodNotAllowed(['POST']));
 
   router
-    .route(AUTH_PATHS.discovery)
+    .route(PATHS.discovery)
     .get(function openidConfiguration(_req, res) {
       res.setHeader('Cache-Control', 'public, max-age=300');
       res.json(discovery);

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database';
-import { revokeSession } from '../sessions/sessions.repository';
+import { revokeSession } from '../sessions/revocation';
 import type { TokenSigner } from '../signing-keys/token-signer';
 import type { TokenTypeHint } from './oauth.schemas';
 import { verifyPresentedToken } from './presented-token';

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { PATHS } from '../shared/paths';
 import { methodNotAllowed } from '../http/error-handler';
 import type { OpenApiDocument } from './openapi.document';
 
@@ -11,7 +12,7 @@ export function openApiRouter(buildDocument: () => OpenApiDocument): Router {
   let body: string | undefined;
   const router = Router();
   router
-    .route('/api/v1/openapi.json')
+    .route(PATHS.openApi)
     .get(function openApiDocument(_req, res) {
       body ??= JSON.stringify(buildDocument());
       res.type('json').send(body);

@@ -4,7 +4,8 @@ import { auditEventListEnvelope, auditEventRecord } from '../audit-events/audit-
 import { listAuditEventsQuery } from '../audit-events/audit-events.schemas';
 import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from '../api-keys/api-keys.responses';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../tokens/tokens.schemas';
-import { jwkSet, tokenResponse } from '../tokens/tokens.responses';
+import { tokenResponse } from '../tokens/tokens.responses';
+import { jwkSet } from '../signing-keys/jwks.responses';
 import { introspectionBody, revocationBody } from '../oauth/oauth.schemas';
 import { discoveryResponse, introspectionResponse } from '../oauth/oauth.responses';
 import { healthStatus } from '../health/health.responses';

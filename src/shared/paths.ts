@@ -1,5 +1,7 @@
-/** Every auth route's path, once: the routers serve these, discovery and metrics refer to them. */
-export const AUTH_PATHS = {
+/** Every route's path, once: the routers serve these; discovery, metrics and the app refer to them. */
+export const PATHS = {
+  apiKeys: '/api/v1/api-keys',
+  auditEvents: '/api/v1/audit-events',
   apiKeyToken: '/api/v1/auth/token',
   token: '/api/auth/bearer/token',
   refresh: '/api/auth/bearer/refresh',
@@ -7,7 +9,11 @@ export const AUTH_PATHS = {
   introspection: '/api/auth/bearer/introspect',
   jwks: '/.well-known/jwks.json',
   discovery: '/.well-known/openid-configuration',
+  openApi: '/api/v1/openapi.json',
+  health: '/healthz',
+  readiness: '/readyz',
+  metrics: '/metrics',
 } as const;
 
 /** The three routes that issue tokens. */
-export const TOKEN_ISSUING_PATHS = [AUTH_PATHS.apiKeyToken, AUTH_PATHS.token, AUTH_PATHS.refresh] as const;
+export const TOKEN_ISSUING_PATHS = [PATHS.apiKeyToken, PATHS.token, PATHS.refresh] as const;

@@ -8,16 +8,7 @@ import {
   lockSigningKeys,
   retireActiveSigningKey,
 } from './signing-keys.repository';
-
-export interface PublicJwk {
-  kty: 'EC';
-  crv: 'P-256';
-  x: string;
-  y: string;
-  kid: string;
-  alg: 'ES256';
-  use: 'sig';
-}
+import type { PublicJwk } from './jwks.responses';
 
 interface ActiveKey {
   kid: string;

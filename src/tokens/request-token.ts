@@ -18,6 +18,14 @@ export interface RequestTokenClaims {
   exp: number;
 }
 
+/** What a request token is checked against besides its appkey. */
+export interface RequestTokenRules {
+  /** The `aud` a request token may carry: this service's issuer. */
+  issuer: string;
+  /** Leeway, in seconds, for exp and iat. */
+  clockTolerance: number;
+}
+
 export interface VerifiedRequestToken {
   claims: RequestTokenClaims;
   signedWith: number;
@@ -66,7 +74,7 @@ function verifyWithAny(token: string, appkeys: readonly string[], clockTolerance
 export function verifyRequestToken(
   token: string,
   appkeys: readonly string[],
-  expected: { issuer: string; clockTolerance: number },
+  expected: RequestTokenRules,
 ): VerifiedRequestToken | undefined {
   const verified = verifyWithAny(token, appkeys, expected.clockTolerance);
   if (!verified) return undefined;

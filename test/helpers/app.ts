@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { buildApp } from '../../src/app';
-import { answerClientErrors } from '../../src/http/client-errors';
-import { loadRateLimits } from '../../src/http/rate-limits';
 import { loadConfig, type Config } from '../../src/config';
-import { Database } from '../../src/db/database';
-import { migrate } from '../../src/db/migrate';
+import type { Database } from '../../src/db/database';
 import { createLogger, type Logger } from '../../src/logger';
-import { createServices, type Services } from '../../src/services';
-import { Metrics } from '../../src/metrics/metrics';
+import type { Metrics } from '../../src/metrics/metrics';
+import { startServer } from '../../src/server';
+import type { Services } from '../../src/services';
 import { checkedAgainstOpenApi } from './openapi-contract';
 import { createTestDatabase, testPoolSize } from './database';
 
@@ -26,6 +21,8 @@ export interface TestApp {
   logger: Logger;
   /** Set when METRICS_ENABLED=true, as main.ts does. */
   metrics: Metrics | undefined;
+  /** Where GET /metrics is served when METRICS_PORT is set. */
+  metricsUrl: string | undefined;
   /** Every log line written so far, as raw JSON text. */
   logs: () => string;
   /** Drops this app's database (schema or PGlite instance) and closes everything. */
@@ -38,24 +35,25 @@ export type EnvOverrides = Record<string, string | undefined>;
 const TEST_ISSUER = 'http://issuer.test';
 
 /**
- * The real service on a fresh, migrated database of its own (a schema, or a PGlite instance),
- * listening on a random loopback port. Call in beforeAll, and `close()` in afterAll.
+ * The real service, started as main.ts starts it (startServer), on a fresh, migrated database of its
+ * own (a schema, or a PGlite instance), listening on a random loopback port. Call in beforeAll, and
+ * `close()` in afterAll.
  */
 export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const url = database.url;
-
-  const masterKey = randomBytes(32);
   const config = loadConfig({
     NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
     BCRYPT_COST: '4',
     CLOCK_TOLERANCE: '0',
     ISSUER: TEST_ISSUER,
-    MASTER_KEY: masterKey.toString('base64'),
+    MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'debug',
     // Suites fire hundreds of token requests from one address; rate-limit tests turn this on.
     RATE_LIMIT_ENABLED: 'false',
-    DATABASE_URL: url,
+    DATABASE_URL: database.url,
+    DATABASE_POOL_SIZE: String(testPoolSize(8)),
     ...overrides,
   });
 
@@ -67,34 +65,24 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const db = new Database({ url, poolSize: testPoolSize(8) }, logger);
-  await migrate(db, logger);
-  const metrics = config.metrics.enabled ? new Metrics() : undefined;
-  const services = createServices(config, db, config.masterKey ?? masterKey, metrics?.tokenEvents);
-  await services.signingKeys.initialise();
-
-  const rateLimits = await loadRateLimits(config.rateLimits, undefined, metrics?.rateLimitRejected);
-  const app = buildApp({ config, logger, services, metrics, rateLimits });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  const running = await startServer(config, logger).catch(async (err: unknown) => {
+    await database.drop();
+    throw err;
   });
-  answerClientErrors(server);
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
-    http: () => checkedAgainstOpenApi(request(baseUrl)),
-    baseUrl,
+    http: () => checkedAgainstOpenApi(request(running.url)),
+    baseUrl: running.url,
     config,
-    services,
-    db,
-    masterKey: config.masterKey ?? masterKey,
+    services: running.services,
+    db: running.services.db,
+    masterKey: config.masterKey!,
     logger,
-    metrics,
+    metrics: running.metrics,
+    metricsUrl: running.metricsUrl,
     logs: () => captured.join(''),
     async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await db.close();
+      await running.stop();
       await database.drop();
     },
   };

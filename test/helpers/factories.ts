@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Role } from '../../src/shared/principals';
-import type { TokenResponse } from '../../src/tokens/token.service';
+import type { TokenResponse } from '../../src/tokens/tokens.responses';
 import type { TestApp } from './app';
 import { signRequestToken } from './tokens';
 import { CLI_CONTEXT } from '../../src/shared/audit-context';

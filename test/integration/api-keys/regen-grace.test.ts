@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TokenResponse } from '../../../src/tokens/token.service';
+import type { TokenResponse } from '../../../src/tokens/tokens.responses';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, loginWithApiKey, tokenForRole, type TestApiKey } from '../../helpers/factories';
 import { signRequestToken } from '../../helpers/tokens';

@@ -4,6 +4,7 @@ import { claimsOf } from '../../helpers/tokens';
 import { callProtected, expectError, expectTokenResponse, PATHS } from './support';
 import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { UsersService } from '../../../src/users/users.service';
+import { Credentials } from '../../../src/users/credentials';
 
 describe('POST /api/auth/bearer/token (token via user credentials)', () => {
   let t: TestApp;
@@ -78,7 +79,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
 
   describe('a user changed by another instance or the CLI, after logging in here', () => {
     // Another process on the same database: this instance hears nothing of its changes.
-    const elsewhere = () => new UsersService(t.db, 4);
+    const elsewhere = () => new UsersService(t.db, 4, new Credentials(t.db, 4));
 
     it('when the password is changed, then the old password is refused and the new one accepted', async () => {
       const changed = await createUser(t, { role: 'viewer' });

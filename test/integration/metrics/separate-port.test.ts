@@ -1,21 +1,15 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { startMetricsServer, stopMetricsServer } from '../../../src/metrics/metrics.server';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { errorBody, sample } from './support';
 
 describe('metrics: on their own port (METRICS_PORT)', () => {
   let t: TestApp;
-  let server: Server;
   let metricsUrl: string;
   beforeAll(async () => {
     t = await startTestApp({ METRICS_ENABLED: 'true', METRICS_PORT: '0' });
-    server = await startMetricsServer(t.metrics!, t.logger, t.config.metrics.port!, '127.0.0.1');
-    metricsUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    metricsUrl = t.metricsUrl!;
   });
   afterAll(async () => {
-    await stopMetricsServer(server);
     await t.close();
   });
 

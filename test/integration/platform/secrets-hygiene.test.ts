@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, randomBytes } from 'node:crypto';
 import type { Response } from 'supertest';
 import { SecretBox } from '../../../src/crypto/secretbox';
-import type { TokenResponse } from '../../../src/tokens/token.service';
+import type { TokenResponse } from '../../../src/tokens/tokens.responses';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createUser, randomName, type TestUser } from '../../helpers/factories';
 import { signRequestToken } from '../../helpers/tokens';

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import type { TokenResponse } from '../../../src/tokens/token.service';
+import type { TokenResponse } from '../../../src/tokens/tokens.responses';
 import request from 'supertest';
 import { buildApp } from '../../../src/app';
 import { NO_RATE_LIMITS } from '../../../src/http/rate-limits';

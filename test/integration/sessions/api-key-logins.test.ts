@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { openApiKeySessions, type ApiKeyLogin } from '../../../src/sessions/sessions.repository';
+import { openApiKeySessions, type ApiKeyLogin } from '../../../src/sessions/opening';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, type TestApiKey } from '../../helpers/factories';
 import { tokenIssuedEventsOf } from './support';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { rotateRefreshTokens, type RefreshRotation } from '../../../src/sessions/sessions.repository';
-import type { TokenResponse } from '../../../src/tokens/token.service';
+import { rotateRefreshTokens, type RefreshRotation } from '../../../src/sessions/rotation';
+import type { TokenResponse } from '../../../src/tokens/tokens.responses';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';

@@ -1,0 +1,75 @@
+import type { Database } from '../db/database';
+import type { SecretBox } from '../crypto/secretbox';
+import { ExpiringMap, type ExpiringMapLimits } from '../cache/expiring-map';
+import { findApiKeySecretByAppname } from './api-keys.repository';
+
+/** An appkey that may verify a request token right now, with the generation sessions it opens get. */
+export interface ValidAppkey {
+  appkey: string;
+  generation: number;
+}
+
+/** What an exchange needs of a key before it writes: which row, and the appkeys that may verify. */
+export interface KeyAppkeys {
+  id: string;
+  appname: string;
+  /** The current appkey first; then the previous one while its grace lasts. */
+  appkeys: ValidAppkey[];
+}
+
+/** What `withValidAppkeys` found: no such key, or the attempt's answer. */
+export type AppkeyAttempt<T> = { found: false } | { found: true; result: T | undefined };
+
+/**
+ * The appkeys, in the clear, that may verify a key's request tokens. Kept unsealed by appname, so that
+ * an exchange usually skips a database round trip and an AES-GCM open (docs/performance.md,
+ * "exchange"). A kept entry may be stale, and that is safe: the exchange's write accepts only the
+ * key's current id and a generation still valid, and an attempt that fails with kept appkeys is made
+ * again with appkeys read afresh. Size and age are bounded so that a deleted key's appkey does not
+ * linger. The master key, which opens every appkey, is in this process anyway: no new secret is kept.
+ */
+export class ValidAppkeys {
+  private readonly kept: ExpiringMap<string, KeyAppkeys>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+    limits: ExpiringMapLimits = { maxEntries: 10_000, ttlMs: 60_000 },
+  ) {
+    this.kept = new ExpiringMap(limits);
+  }
+
+  /**
+   * Runs `attempt` with the key's valid appkeys; an attempt answers undefined when they did not
+   * verify or the key turned out changed, and is then run once more with appkeys read afresh.
+   */
+  async withValidAppkeys<T>(appname: string, attempt: (key: KeyAppkeys) => Promise<T | undefined>): Promise<AppkeyAttempt<T>> {
+    const kept = this.kept.get(appname);
+    if (kept) {
+      const result = await attempt(kept);
+      if (result !== undefined) return { found: true, result };
+    }
+    const fresh = await this.read(appname);
+    return fresh ? { found: true, result: await attempt(fresh) } : { found: false };
+  }
+
+  /** Drops what this instance keeps of the key (after a regen or delete here; others expire). */
+  forget(appname: string): void {
+    this.kept.delete(appname);
+  }
+
+  private async read(appname: string): Promise<KeyAppkeys | undefined> {
+    const row = await findApiKeySecretByAppname(this.db, appname);
+    if (!row) {
+      this.forget(appname);
+      return undefined;
+    }
+    const appkeys = [{ appkey: this.box.open(row.key_ciphertext, appname).toString('utf8'), generation: row.key_generation }];
+    if (row.previous_key_ciphertext) {
+      appkeys.push({ appkey: this.box.open(row.previous_key_ciphertext, appname).toString('utf8'), generation: row.previous_key_generation });
+    }
+    const found = { id: row.id, appname, appkeys };
+    this.kept.set(appname, found);
+    return found;
+  }
+}

@@ -1,0 +1,112 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config';
+import type { Logger } from './logger';
+import { buildApp } from './app';
+import { startRuntime } from './runtime';
+import { startMaintenance } from './maintenance';
+import type { Services } from './services';
+import { loadRateLimits } from './http/load-rate-limits';
+import { answerClientErrors } from './http/client-errors';
+import type { Metrics } from './metrics/metrics';
+import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
+
+export interface RunningServer {
+  /** `http://<host>:<port>` as bound (port 0 becomes the port the system chose). */
+  url: string;
+  port: number;
+  services: Services;
+  /** Present when METRICS_ENABLED=true. */
+  metrics: Metrics | undefined;
+  /** Where GET /metrics is served when METRICS_PORT is set. */
+  metricsUrl: string | undefined;
+  /** Stops accepting, lets in-flight requests finish (at most SHUTDOWN_TIMEOUT), then closes the pool and the rest. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * The service, started: database open and migrated, services built, the HTTP server listening with
+ * its timeouts, the maintenance loop running. The one way to start it: main.ts, the tests, the
+ * benchmarks and the soak test all come through here.
+ */
+export async function startServer(config: Config, logger: Logger, options: { createFirstAdmin?: boolean } = {}): Promise<RunningServer> {
+  // prom-client (and what it pulls in) is loaded only when metrics are on: it costs memory (docs/performance.md).
+  const metrics: Metrics | undefined = config.metrics.enabled ? new (await import('./metrics/metrics')).Metrics() : undefined;
+  const services = await startRuntime(config, logger, { createFirstAdmin: options.createFirstAdmin, tokenEvents: metrics?.tokenEvents });
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const redis =
+      config.rateLimits.enabled && config.rateLimits.redisUrl
+        ? // Loaded only when configured: the Redis client is a few MiB of resident memory for nothing otherwise.
+          await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
+        : undefined;
+    if (redis) cleanups.push(redis.close);
+    const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected);
+    const app = buildApp({ config, logger, services, rateLimits, metrics });
+    // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
+    let metricsUrl: string | undefined;
+    if (metrics && config.metrics.port !== undefined) {
+      const metricsServer = await startMetricsServer(metrics, logger, config.metrics.port, config.host);
+      cleanups.push(() => stopMetricsServer(metricsServer));
+      metricsUrl = urlOf(metricsServer, config.host);
+    }
+    const server = await listen(app.listen.bind(app), config.port, config.host);
+    answerClientErrors(server);
+    // Keep-alive connections would otherwise hold shutdown open until the client lets go.
+    server.keepAliveTimeout = 5_000;
+    // A client that trickles its request (slowloris) is cut off instead of holding a socket for minutes.
+    server.headersTimeout = 15_000;
+    server.requestTimeout = 30_000;
+    const stopMaintenance = startMaintenance(services.db, logger, config.clockTolerance);
+    const port = (server.address() as AddressInfo).port;
+    logger.info({ port, issuer: config.issuer }, 'listening');
+    return {
+      url: urlOf(server, config.host),
+      port,
+      services,
+      metrics,
+      metricsUrl,
+      stop: () => stop(server, config.shutdownTimeoutSeconds, logger, [async () => stopMaintenance(), () => services.db.close(), ...cleanups]),
+    };
+  } catch (err) {
+    await Promise.allSettled([services.db.close(), ...cleanups.map((cleanup) => cleanup())]);
+    throw err;
+  }
+}
+
+/** An address this machine can reach the server at: loopback when it listens on every interface. */
+function urlOf(server: Server, host: string): string {
+  const everywhere = host === '0.0.0.0' || host === '::';
+  return `http://${everywhere ? '127.0.0.1' : host}:${(server.address() as AddressInfo).port}`;
+}
+
+type Listen = (port: number, host: string, callback: (err?: Error) => void) => Server;
+
+/** Resolves once listening; a port in use rejects with a message that names it, rather than an unheard 'error'. */
+function listen(appListen: Listen, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = appListen(port, host, (err?: Error) => {
+      if (!err) return resolve(server);
+      const code = (err as NodeJS.ErrnoException).code;
+      reject(code === 'EADDRINUSE' ? new Error(`port ${port} on ${host} is already in use (PORT, HOST)`) : err);
+    });
+  });
+}
+
+/** Stop accepting, let in-flight requests finish (bounded by `timeoutSeconds`), then run the cleanups. */
+function stop(server: Server, timeoutSeconds: number, logger: Logger, cleanups: (() => Promise<unknown>)[]): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => {
+      logger.warn('shutdown timeout reached; closing remaining connections');
+      server.closeAllConnections();
+    }, timeoutSeconds * 1000);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      Promise.all(cleanups.map((cleanup) => cleanup()))
+        .catch((err: Error) => logger.warn({ cause: err.message }, 'closing connections failed'))
+        .finally(resolve);
+    });
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,162 @@
+import { statement, type Queryable } from '../db/database';
+import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
+import { auditInsertFrom } from '../audit-trail/audit-trail';
+import type { RequestOrigin } from '../shared/audit-context';
+import type { Role } from '../shared/principals';
+import { appkeyGenerationValid } from './appkey-generations';
+import { originColumns, originColumnsOf, originParams, originValues, timesOf, type SessionTimes } from './statement-parts';
+
+export interface NewSession {
+  /** Unix seconds the caller also stamps into the tokens, so token exp and stored expiry agree. */
+  now: number;
+  id: string;
+  refreshJti: string;
+  refreshTtlSeconds: number;
+  maxTtlSeconds: number;
+  origin: RequestOrigin;
+}
+
+/**
+ * A user's login: the session (its refresh token never outlives its absolute end) and its audit event,
+ * only while the password hash the login was checked against ($11) is still the user's and the user is
+ * enabled. A change since the check (here or on another instance) opens nothing; FOR SHARE makes a
+ * concurrent change wait for this statement, or this statement see the change.
+ */
+const OPEN_USER_SESSION = (() => {
+  const origin = originParams(8);
+  return statement(
+    'sessions.open-user-session',
+    `WITH holder AS (
+       SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR SHARE
+     ), opened AS (
+       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at)
+       SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
+         FROM holder
+       RETURNING id, refresh_expires_at, created_at
+     ), audit AS (
+       ${auditInsertFrom('opened', {
+         type: 'token.issued',
+         actor: "'user:' || $7::text",
+         username: '$7::text',
+         ...origin,
+         details: `jsonb_build_object('route', ${origin.route}, 'session_id', opened.id)`,
+       })}
+     )
+     SELECT ${timesOf('opened')}, holder.role FROM opened, holder`,
+  );
+})();
+
+/** A user's new session: its times, and the user's role as the database holds it now. */
+export interface OpenedUserSession extends SessionTimes {
+  role: Role | null;
+}
+
+/** Undefined when the user no longer holds `passwordHash`, or is disabled or gone: nothing was written. */
+export async function openUserSession(
+  q: Queryable,
+  s: NewSession & { userId: string; username: string; passwordHash: string },
+): Promise<OpenedUserSession | undefined> {
+  const { rows } = await q.run<OpenedUserSession>(OPEN_USER_SESSION, [
+    s.id,
+    s.userId,
+    s.refreshJti,
+    s.refreshTtlSeconds,
+    s.maxTtlSeconds,
+    s.now,
+    s.username,
+    ...originValues(s.origin),
+    s.passwordHash,
+  ]);
+  return rows[0];
+}
+
+export type ApiKeyLogin = NewSession & { apiKeyId: string; keyGeneration: number; jti: string; jtiExpiresAt: number };
+
+const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
+  { name: 'session_id', type: 'uuid', of: (l) => l.id },
+  { name: 'api_key_id', type: 'uuid', of: (l) => l.apiKeyId },
+  { name: 'key_generation', type: 'int', of: (l) => l.keyGeneration },
+  { name: 'refresh_jti', type: 'uuid', of: (l) => l.refreshJti },
+  { name: 'jti', type: 'text', of: (l) => l.jti },
+  { name: 'jti_expires_at', type: 'float8', of: (l) => l.jtiExpiresAt },
+  { name: 'issued_at', type: 'bigint', of: (l) => l.now },
+  { name: 'refresh_ttl', type: 'int', of: (l) => l.refreshTtlSeconds },
+  { name: 'max_ttl', type: 'int', of: (l) => l.maxTtlSeconds },
+  ...originColumns(),
+];
+
+/**
+ * The logins of one or more API keys in one statement and one commit. Per login: the jti recorded
+ * (its primary key refuses a replay) and, for a fresh jti, last login stamped, session opened and the
+ * event recorded. One row back per login.
+ *
+ * The exchange may have verified with cached appkeys, so a login counts only while its key is still
+ * that id and the appkey's generation is still valid. Those rows are locked first, in id order: a
+ * concurrent regen or delete then waits for this commit rather than slipping in between the check
+ * and the writes, and two batches always lock in the same order, so they cannot deadlock.
+ */
+const OPEN_API_KEY_SESSIONS = statement(
+  'sessions.open-api-key-sessions',
+  `WITH req AS (
+     ${unnestRows(LOGIN_COLUMNS)}
+   ), locked AS (
+     SELECT id, appname, role, key_generation, previous_key_valid_until
+       FROM api_keys WHERE id IN (SELECT api_key_id FROM req)
+      ORDER BY id FOR NO KEY UPDATE
+   ), valid AS (
+     SELECT req.*, locked.appname, locked.role
+       FROM req JOIN locked ON locked.id = req.api_key_id
+      WHERE ${appkeyGenerationValid('req.key_generation', 'locked')}
+   ), recorded AS (
+     INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
+     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM valid
+     ON CONFLICT DO NOTHING
+     RETURNING api_key_id, jti
+   ), fresh AS (
+     -- The same token twice in one batch: the first gets the session, the second is a replay.
+     SELECT DISTINCT ON (api_key_id, jti) valid.*
+       FROM valid JOIN recorded USING (api_key_id, jti)
+      ORDER BY api_key_id, jti, ord
+   ), login AS (
+     UPDATE api_keys SET last_login = latest.issued_at, last_ip = latest.client_address
+       FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address FROM fresh ORDER BY api_key_id, ord DESC) AS latest
+      WHERE api_keys.id = latest.api_key_id
+   ), opened AS (
+     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at)
+     SELECT session_id, api_key_id, key_generation, refresh_jti,
+            to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl))
+       FROM fresh
+     RETURNING id, ${timesOf('sessions')}
+   ), audit AS (
+     ${auditInsertFrom('(SELECT * FROM fresh ORDER BY ord) AS fresh', {
+       type: 'token.issued',
+       actor: "'api_key:' || fresh.appname",
+       appname: 'fresh.appname',
+       ...originColumnsOf('fresh'),
+       details: "jsonb_build_object('route', fresh.route, 'session_id', fresh.session_id)",
+     })}
+   )
+   SELECT valid.ord IS NOT NULL AS key_valid, valid.role, opened.refresh_expires_at, opened.created_at
+     FROM req
+     LEFT JOIN valid USING (ord)
+     LEFT JOIN opened ON opened.id = req.session_id
+    ORDER BY req.ord`,
+);
+
+export type ApiKeySessionOutcome =
+  | { opened: true; role: Role | null; times: SessionTimes }
+  /**
+   * Nothing opened. `stale`: the key is gone or the appkey's generation is no longer valid, and
+   * nothing was written; `replayed`: the jti was used before.
+   */
+  | { opened: false; refused: 'stale' | 'replayed' };
+
+/** The logins of API keys, all in one statement (one round trip, one commit); one outcome per login, in order. */
+export async function openApiKeySessions(q: Queryable, logins: ApiKeyLogin[]): Promise<ApiKeySessionOutcome[]> {
+  type Row = { key_valid: boolean; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
+  const { rows } = await q.run<Row>(OPEN_API_KEY_SESSIONS, unnestValues(LOGIN_COLUMNS, logins));
+  return rows.map(({ key_valid, role, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
+    if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at } };
+    return { opened: false, refused: key_valid ? 'replayed' : 'stale' };
+  });
+}

@@ -1,0 +1,78 @@
+import { statement, type Queryable } from '../db/database';
+import { auditInsertFrom } from '../audit-trail/audit-trail';
+import type { RequestOrigin } from '../shared/audit-context';
+import { appkeyGenerationValid } from './appkey-generations';
+import { originParams, originValues, principalColumns, principalTypeOf } from './statement-parts';
+
+/** Revokes the rows of `update` (an UPDATE of sessions) and records one event each; answers how many. */
+const revokeAndRecord = (name: string, type: 'refresh_token.reused' | 'session.revoked', update: string) => {
+  const origin = originParams(3);
+  return statement(
+    name,
+    `WITH revoked AS (${update} RETURNING id, user_id, api_key_id, revoked_reason),
+     named AS (
+       SELECT r.id, r.revoked_reason, ${principalTypeOf('r')} AS type, COALESCE(u.username, k.appname) AS name
+         FROM revoked r
+         LEFT JOIN users u ON u.id = r.user_id
+         LEFT JOIN api_keys k ON k.id = r.api_key_id
+     ), audit AS (
+       ${auditInsertFrom('named', {
+         type,
+         ...principalColumns('named'),
+         ...origin,
+         details: `jsonb_build_object('route', ${origin.route}, 'session_id', named.id, 'reason', named.revoked_reason)`,
+       })}
+     )
+     SELECT count(*)::int AS revoked FROM revoked`,
+  );
+};
+
+const REVOKE_ON_REUSE = revokeAndRecord(
+  'sessions.revoke-on-reuse',
+  'refresh_token.reused',
+  `UPDATE sessions SET revoked_at = now(), revoked_reason = 'refresh token reuse'
+    WHERE id = $1 AND refresh_jti <> $2 AND revoked_at IS NULL`,
+);
+
+const REVOKE_ONE = revokeAndRecord(
+  'sessions.revoke',
+  'session.revoked',
+  'UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL',
+);
+
+/**
+ * Revokes the session when the presented refresh token is not its current one, i.e. it was already
+ * used, and records the reuse. Returns whether a session was revoked.
+ */
+export async function revokeSessionOnReuse(q: Queryable, sessionId: string, presentedJti: string, origin: RequestOrigin): Promise<boolean> {
+  const { rows } = await q.run<{ revoked: number }>(REVOKE_ON_REUSE, [sessionId, presentedJti, ...originValues(origin)]);
+  return rows[0]!.revoked > 0;
+}
+
+/** Revokes one session (logout through RFC 7009 revocation) and records it. Returns whether it was still live. */
+export async function revokeSession(q: Queryable, sessionId: string, reason: string, origin: RequestOrigin): Promise<boolean> {
+  const { rows } = await q.run<{ revoked: number }>(REVOKE_ONE, [sessionId, reason, ...originValues(origin)]);
+  return rows[0]!.revoked > 0;
+}
+
+/**
+ * Revokes the key's sessions whose appkey generation is no longer valid (after a regen: all but the
+ * current generation's, and the previous one's while a grace lasts); returns how many.
+ */
+export async function revokeSessionsOfStaleAppkeys(q: Queryable, apiKeyId: string, reason: string): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE sessions s SET revoked_at = now(), revoked_reason = $2
+       FROM api_keys k
+      WHERE k.id = $1 AND s.api_key_id = k.id AND s.revoked_at IS NULL
+        AND NOT ${appkeyGenerationValid('s.key_generation', 'k')}`,
+    [apiKeyId, reason],
+  );
+  return rowCount ?? 0;
+}
+
+export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: string): Promise<void> {
+  await q.query('UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE user_id = $1 AND revoked_at IS NULL', [
+    userId,
+    reason,
+  ]);
+}

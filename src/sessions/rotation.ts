@@ -1,0 +1,91 @@
+import { statement, type Queryable } from '../db/database';
+import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
+import { auditInsertFrom } from '../audit-trail/audit-trail';
+import type { RequestOrigin } from '../shared/audit-context';
+import { livePrincipalsWhere, type LivePrincipalRow } from './liveness';
+import { originColumns, originColumnsOf, principalColumns, timesOf, type SessionTimes } from './statement-parts';
+
+export interface RefreshRotation {
+  now: number;
+  sessionId: string;
+  principalId: string;
+  presentedJti: string;
+  newJti: string;
+  refreshTtlSeconds: number;
+  origin: RequestOrigin;
+}
+
+export interface RotatedRefresh {
+  principal: LivePrincipalRow;
+  times: SessionTimes;
+}
+
+const ROTATION_COLUMNS: UnnestColumn<RefreshRotation>[] = [
+  { name: 'session_id', type: 'uuid', of: (r) => r.sessionId },
+  { name: 'principal_id', type: 'uuid', of: (r) => r.principalId },
+  { name: 'presented_jti', type: 'uuid', of: (r) => r.presentedJti },
+  { name: 'new_jti', type: 'uuid', of: (r) => r.newJti },
+  { name: 'refresh_ttl', type: 'int', of: (r) => r.refreshTtlSeconds },
+  { name: 'issued_at', type: 'bigint', of: (r) => r.now },
+  ...originColumns(),
+];
+
+/**
+ * Refresh rotation, for one or many: each presented refresh token that is still its live session's
+ * current one is swapped for the new one and the issue recorded. The sessions are locked first; after
+ * waiting for a lock PostgreSQL re-checks the row, so of concurrent refreshes with one token exactly
+ * one finds it current. `lock` chooses what a locked session means: `wait` for its turn (one rotation:
+ * one row lock cannot deadlock), or `skip` it (a batch never waits, so it can never be part of a
+ * deadlock with another statement that changes several sessions; what it skips is tried alone).
+ */
+const rotation = (lock: 'wait' | 'skip') =>
+  statement(
+    `sessions.rotate-refresh-tokens-${lock}`,
+    `WITH req AS (
+       ${unnestRows(ROTATION_COLUMNS)}
+     ), locked AS (
+       SELECT id FROM sessions
+        WHERE id IN (SELECT session_id FROM req) AND revoked_at IS NULL AND expires_at > now()
+        FOR NO KEY UPDATE${lock === 'skip' ? ' SKIP LOCKED' : ''}
+     ), live AS (${livePrincipalsWhere('s.id IN (SELECT id FROM locked)')}
+     ), rotated AS (
+       -- The same token twice in one batch matches one session twice: it is updated once, for one of them.
+       UPDATE sessions
+          SET refresh_jti = req.new_jti,
+              refresh_expires_at = LEAST(to_timestamp(req.issued_at + req.refresh_ttl), sessions.expires_at)
+         FROM req JOIN live ON live.session_id = req.session_id AND live.principal_id = req.principal_id
+        WHERE sessions.id = req.session_id AND sessions.refresh_jti = req.presented_jti
+        RETURNING req.ord, req.client_address, req.request_id, req.route, live.*, ${timesOf('sessions')}
+     ), audit AS (
+       ${auditInsertFrom('(SELECT * FROM rotated ORDER BY ord) AS rotated', {
+         type: 'token.issued',
+         ...principalColumns('rotated'),
+         ...originColumnsOf('rotated'),
+         details: "jsonb_build_object('route', rotated.route, 'session_id', rotated.session_id)",
+       })}
+     )
+     SELECT rotated.session_id, rotated.type, rotated.principal_id, rotated.name, rotated.role,
+            rotated.refresh_expires_at, rotated.created_at
+       FROM req LEFT JOIN rotated USING (ord)
+      ORDER BY req.ord`,
+  );
+
+const ROTATE = { wait: rotation('wait'), skip: rotation('skip') };
+
+/**
+ * Rotates in one statement; one answer per rotation, in order: undefined where nothing was rotated
+ * (already used, not live, or with `lock: 'skip'` locked by another transaction).
+ */
+export async function rotateRefreshTokens(
+  q: Queryable,
+  rotations: RefreshRotation[],
+  lock: 'wait' | 'skip' = 'skip',
+): Promise<(RotatedRefresh | undefined)[]> {
+  type Row = { [K in keyof (LivePrincipalRow & SessionTimes)]: (LivePrincipalRow & SessionTimes)[K] | null };
+  const { rows } = await q.run<Row>(ROTATE[lock], unnestValues(ROTATION_COLUMNS, rotations));
+  return rows.map(({ refresh_expires_at, created_at, ...principal }) =>
+    principal.session_id === null || refresh_expires_at === null || created_at === null
+      ? undefined
+      : { principal: principal as LivePrincipalRow, times: { refresh_expires_at, created_at } },
+  );
+}

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { nowSeconds, type TokenSigner } from '../signing-keys/token-signer';
+import type { NewSession } from '../sessions/opening';
+import type { SessionTimes } from '../sessions/statement-parts';
+import type { RequestOrigin } from '../shared/audit-context';
+import { scopeFor, type PrincipalType, type Role } from '../shared/principals';
+import type { TokenResponse } from './tokens.responses';
+
+/** How long what a login issues lives, in seconds. */
+export interface SessionLifetimes {
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  /** A session's absolute end: no refresh token outlives it. */
+  sessionMaxTtl: number;
+}
+
+/** Whom the tokens are for. */
+export interface TokenSubject {
+  type: PrincipalType;
+  id: string;
+  name: string;
+  role: Role | null;
+}
+
+/** The session's side of an issue: which session, its new refresh token's id, and its times as stored. */
+export interface IssuedSession {
+  id: string;
+  refreshJti: string;
+  times: SessionTimes;
+  /** The moment the tokens are stamped with, the one the stored times were computed from. */
+  now: number;
+}
+
+/** What every grant ends with: the token response for a session just opened or rotated. */
+export class TokenIssuer {
+  constructor(
+    private readonly signer: TokenSigner,
+    private readonly lifetimes: SessionLifetimes,
+  ) {}
+
+  /** A session about to be opened: fresh ids, the configured lifetimes, and the moment its tokens are stamped with. */
+  newSession(origin: RequestOrigin): NewSession {
+    return {
+      now: nowSeconds(),
+      id: randomUUID(),
+      refreshJti: randomUUID(),
+      refreshTtlSeconds: this.lifetimes.refreshTokenTtl,
+      maxTtlSeconds: this.lifetimes.sessionMaxTtl,
+      origin,
+    };
+  }
+
+  /** A refresh rotation's new refresh token id and lifetime, stamped now. */
+  nextRefresh(): { now: number; newJti: string; refreshTtlSeconds: number } {
+    return { now: nowSeconds(), newJti: randomUUID(), refreshTtlSeconds: this.lifetimes.refreshTokenTtl };
+  }
+
+  /** Access, refresh and ID token for `subject` in `session`; the scope follows the role. */
+  async issue(subject: TokenSubject, session: IssuedSession): Promise<TokenResponse> {
+    const { accessTokenTtl } = this.lifetimes;
+    const { id: sessionId, refreshJti, times, now } = session;
+    const scope = scopeFor(subject.role);
+    const identity = { sub: subject.id, sid: sessionId, preferred_username: subject.name, principal_type: subject.type };
+    const [accessToken, refreshToken, idToken] = await Promise.all([
+      this.signer.sign('Bearer', { ...identity, scope, roles: subject.role ? [subject.role] : [] }, now + accessTokenTtl, now),
+      this.signer.sign('Refresh', { sub: subject.id, sid: sessionId, jti: refreshJti }, times.refresh_expires_at, now),
+      this.signer.sign('ID', { ...identity, auth_time: times.created_at }, now + accessTokenTtl, now),
+    ]);
+    return {
+      access_token: accessToken,
+      expires_in: accessTokenTtl,
+      refresh_expires_in: Math.max(0, times.refresh_expires_at - now),
+      refresh_token: refreshToken,
+      token_type: 'bearer',
+      id_token: idToken,
+      'not-before-policy': 0,
+      'session-state': sessionId,
+      scope,
+    };
+  }
+}
