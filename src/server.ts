@@ -37,7 +37,7 @@ export async function startServer(config: Config, logger: Logger, options: { cre
   try {
     const redis =
       config.rateLimits.enabled && config.rateLimits.redisUrl
-        ? // Loaded only when configured: the Redis client is a few MiB of resident memory for nothing otherwise.
+        ? // Loaded only when configured: otherwise the Redis client holds resident memory for nothing (docs/performance.md, "memory").
           await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
         : undefined;
     if (redis) cleanups.push(redis.close);

@@ -1,4 +1,4 @@
-import { statement, UNIQUE_VIOLATION, type Queryable } from '../db/database';
+import { preparedStatement, UNIQUE_VIOLATION, type Queryable } from '../db/database';
 import { conflict } from '../shared/errors';
 import type { Role } from '../shared/principals';
 import { previousAppkeyValid, previousGeneration } from '../sessions/appkey-generations';
@@ -25,7 +25,7 @@ export interface ApiKeySecretRow {
 // last_login is a bigint, which pg returns as a string; as float8 (exact for Unix seconds) it is a number.
 const COLUMNS = 'id, appname, description, role, last_login::float8 AS last_login, last_ip';
 
-const FIND_SECRET_BY_APPNAME = statement(
+const FIND_SECRET_BY_APPNAME = preparedStatement(
   'api-keys.find-secret',
   `SELECT id, key_generation, key_ciphertext,
           CASE WHEN ${previousAppkeyValid('api_keys')} THEN previous_key_ciphertext END AS previous_key_ciphertext,
@@ -37,11 +37,11 @@ export type ListedApiKey = [appname: string, description: string, role: Role | n
 
 /**
  * A page of keys, as arrays: for 1000 keys PostgreSQL returns plain rows for a fraction of what
- * building the JSON itself costs it (json_agg measured at ~5 ms of its CPU per page against ~0.5 ms),
- * and Node reads arrays for less than objects. COALESCE rather than "$1 IS NULL OR": the condition
- * stays an index range under a generic plan (appnames are never empty, so '' sorts before all of them).
+ * building the JSON itself costs it, and Node reads arrays for less than objects (docs/performance.md,
+ * "list"). COALESCE rather than "$1 IS NULL OR": the condition stays an index range under a generic
+ * plan (appnames are never empty, so '' sorts before all of them).
  */
-const LIST = statement(
+const LIST = preparedStatement(
   'api-keys.list',
   `SELECT appname, description, role, last_login::float8, last_ip FROM api_keys
     WHERE appname > COALESCE($1::text, '')
@@ -75,14 +75,14 @@ export async function findApiKeyByAppname(q: Queryable, appname: string): Promis
 
 /** The key named `appname`, with the sealed appkeys a request-token check needs. */
 export async function findApiKeySecretByAppname(q: Queryable, appname: string): Promise<ApiKeySecretRow | undefined> {
-  const { rows } = await q.run<ApiKeySecretRow>(FIND_SECRET_BY_APPNAME, [appname]);
+  const { rows } = await q.queryPrepared<ApiKeySecretRow>(FIND_SECRET_BY_APPNAME, [appname]);
   return rows[0];
 }
 
 /** Locks the row for the rest of the transaction, so a check-then-write cannot race. */
-export async function findApiKeyForUpdate(q: Queryable, appname: string): Promise<(ApiKeyRow & { key_generation: number }) | undefined> {
-  const { rows } = await q.query<ApiKeyRow & { key_generation: number }>(
-    `SELECT ${COLUMNS}, key_generation FROM api_keys WHERE appname = $1 FOR UPDATE`,
+export async function findApiKeyForUpdate(q: Queryable, appname: string): Promise<ApiKeyRow | undefined> {
+  const { rows } = await q.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE appname = $1 FOR UPDATE`,
     [appname],
   );
   return rows[0];
@@ -90,7 +90,7 @@ export async function findApiKeyForUpdate(q: Queryable, appname: string): Promis
 
 /** Keys ordered by appname in byte order (the column's collation is "C"), strictly after `after` when given. */
 export async function listApiKeys(q: Queryable, page: { limit: number; after?: string }): Promise<ListedApiKey[]> {
-  const { rows } = await q.run<ListedApiKey>(LIST, [page.after ?? null, page.limit]);
+  const { rows } = await q.queryPrepared<ListedApiKey>(LIST, [page.after ?? null, page.limit]);
   return rows;
 }
 
@@ -116,15 +116,15 @@ export async function replaceApiKeySecret(
   q: Queryable,
   appname: string,
   content: { description: string; role: Role | null; keyDigest: Buffer; keyCiphertext: Buffer; graceSeconds: number },
-): Promise<ApiKeyRow & { key_generation: number; previous_key_valid_until: Date | null }> {
-  const { rows } = await q.query<ApiKeyRow & { key_generation: number; previous_key_valid_until: Date | null }>(
+): Promise<ApiKeyRow & { previous_key_valid_until: Date | null }> {
+  const { rows } = await q.query<ApiKeyRow & { previous_key_valid_until: Date | null }>(
     `UPDATE api_keys
         SET description = $2, role = $3, key_digest = $4, key_ciphertext = $5, updated_at = now(),
             key_generation = key_generation + 1,
             previous_key_ciphertext = CASE WHEN $6::int > 0 THEN key_ciphertext END,
             previous_key_valid_until = CASE WHEN $6::int > 0 THEN clock_timestamp() + make_interval(secs => $6::int) END
       WHERE appname = $1
-      RETURNING ${COLUMNS}, key_generation, previous_key_valid_until`,
+      RETURNING ${COLUMNS}, previous_key_valid_until`,
     [appname, content.description, content.role, content.keyDigest, content.keyCiphertext, content.graceSeconds],
   );
   return rows[0]!;

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { ROLES } from '../shared/principals';
 import { APPKEY_PATTERN } from './appkey';
-import type { ApiKeyRecord } from './api-keys.presenter';
-import { envelopeOf, type Envelope } from '../shared/envelope';
+import { envelopeOf } from '../shared/envelope';
 import { APPNAME_PATTERN } from '../shared/names';
 
 /** The API key record as the presenter sends it; the source of the OpenAPI response schemas. */
@@ -30,6 +29,5 @@ export const apiKeyEnvelope = envelopeOf(apiKeyRecord);
 export const apiKeyWithAppkeyEnvelope = envelopeOf(apiKeyRecordWithAppkey);
 export const apiKeyListEnvelope = envelopeOf(z.array(apiKeyRecord));
 
-// Compile-time guards: the schemas must describe what the presenter's types allow.
-const _describesRecord: z.ZodType<ApiKeyRecord> = apiKeyRecord;
-const _describesEnvelope: z.ZodType<Envelope<ApiKeyRecord[]>> = apiKeyListEnvelope;
+export type ApiKeyRecord = z.output<typeof apiKeyRecord>;
+export type ApiKeyRecordWithAppkey = z.output<typeof apiKeyRecordWithAppkey>;

@@ -1,14 +1,14 @@
 import { Router, type Request, type Response } from 'express';
 import { authenticate, principalOf, type Authenticator } from '../http/authenticate';
 import { jsonBody } from '../http/body-parsers';
-import { sendJsonParts } from '../http/json-parts';
 import type { RateLimits } from '../http/rate-limits';
 import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
 import { envelope } from '../shared/envelope';
-import { listPageJsonParts, presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
+import { presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
+import { sendListPage } from './list-page';
 import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import type { ApiKeysService } from './api-keys.service';
 
@@ -28,7 +28,7 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: Authentica
     .get(jsonBody, async function listApiKeys(req: Request, res: Response) {
       const page = parseInput(listApiKeysQuery, req.query, 'query');
       const keys = await service.list(principalOf(res), page);
-      sendJsonParts(res, listPageJsonParts(keys));
+      sendListPage(res, keys);
     })
     .post(noStore, jsonBody, async function createApiKey(req: Request, res: Response) {
       const input = parseInput(createApiKeyBody, req.body, 'body');

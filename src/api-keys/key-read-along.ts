@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { BearerAuthenticator } from '../bearer/bearer-authenticator';
 import type { Authenticator } from '../http/authenticate';
-import { statement, type Database, type Queryable } from '../db/database';
+import { preparedStatement, type Database, type Queryable } from '../db/database';
 import { livePrincipalsWhere, type LivePrincipalRow } from '../sessions/liveness';
 import type { Principal } from '../shared/principals';
 import { APPNAME_PATTERN } from '../shared/names';
@@ -44,7 +44,7 @@ export class KeyReadAlong implements Authenticator, KeyFinder {
 }
 
 /** The live principal of session $1 and, only beside it, the key named $2. */
-const FIND_WITH_LIVE_PRINCIPAL = statement(
+const FIND_WITH_LIVE_PRINCIPAL = preparedStatement(
   'api-keys.find-with-live-principal',
   `SELECT live.*, k.id AS key_id, k.appname AS key_appname, k.description AS key_description, k.role AS key_role,
           k.last_login::float8 AS key_last_login, k.last_ip AS key_last_ip
@@ -63,7 +63,7 @@ async function findApiKeyWithLivePrincipal(
   sessionId: string,
   appname: string | null,
 ): Promise<{ live: LivePrincipalRow | undefined; alongside: ApiKeyRow | undefined }> {
-  const { rows } = await q.run<LivePrincipalRow & Prefixed<ApiKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, appname]);
+  const { rows } = await q.queryPrepared<LivePrincipalRow & Prefixed<ApiKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, appname]);
   const row = rows[0];
   if (!row) return { live: undefined, alongside: undefined };
   const { key_id, key_appname, key_description, key_role, key_last_login, key_last_ip, ...live } = row;

@@ -1,8 +1,7 @@
 import type { AuditEventRow } from './audit-events.repository';
+import type { AuditEventRecord } from './audit-events.responses';
 
 /** The row as the API shows it: the id as a number, the time as ISO 8601. */
-export type AuditEventRecord = Omit<AuditEventRow, 'id' | 'occurred_at'> & { id: number; occurred_at: string };
-
 export function presentAuditEvent(row: AuditEventRow): AuditEventRecord {
   return {
     // Identity values stay far below 2^53, so the number is exact.

@@ -17,8 +17,8 @@ interface Pending<I, O> {
  * statement and one commit for many requests. A lone request goes at once (no timer, no added
  * latency when idle); under load the items that queued behind the running batch form the next.
  *
- * Measured here for the API-key login: one row per statement costs PostgreSQL ~520 µs of CPU, 16 rows
- * per statement ~110 µs each, mostly the commit and the statement's fixed costs.
+ * Most of what a lone write costs PostgreSQL is the commit and the statement's fixed costs, which a
+ * batch pays once for all its rows (docs/performance.md, "exchange").
  */
 export class Coalescer<I, O> {
   private readonly queue: Pending<I, O>[] = [];

@@ -4,19 +4,20 @@ import type { Logger } from '../logger';
 type Result<R> = Promise<{ rows: R[]; rowCount: number | null }>;
 
 /** A hot-path statement with a name: PostgreSQL plans it once per connection, not on every call. */
-export interface Statement {
+export interface PreparedStatement {
   name: string;
   text: string;
   /** Rows as arrays of values in column order, not objects: cheaper for Node when there are many. */
   rowMode?: 'array';
 }
 
-export const statement = (name: string, text: string, options: { rowMode?: 'array' } = {}): Statement => ({ name, text, ...options });
+export const preparedStatement = (name: string, text: string, options: { rowMode?: 'array' } = {}): PreparedStatement => ({ name, text, ...options });
 
 /** Anything that runs a parameterised statement: the pool, or a client inside a transaction. */
 export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Result<R>;
-  run<R extends QueryResultRow = QueryResultRow>(statement: Statement, values: unknown[]): Result<R>;
+  /** A statement PostgreSQL keeps planned per connection (where named statements work; see Database). */
+  queryPrepared<R extends QueryResultRow = QueryResultRow>(statement: PreparedStatement, values: unknown[]): Result<R>;
 }
 
 export interface DatabaseOptions {
@@ -78,11 +79,11 @@ export class Database implements Queryable {
     return this.pool.query<R>(text, values);
   }
 
-  run<R extends QueryResultRow = QueryResultRow>(statement: Statement, values: unknown[]) {
+  queryPrepared<R extends QueryResultRow = QueryResultRow>(statement: PreparedStatement, values: unknown[]) {
     return this.pool.query<R>(this.config(statement, values));
   }
 
-  private config(statement: Statement, values: unknown[]) {
+  private config(statement: PreparedStatement, values: unknown[]) {
     return this.namedStatements ? { ...statement, values } : { text: statement.text, rowMode: statement.rowMode, values };
   }
 
@@ -101,7 +102,7 @@ export class Database implements Queryable {
       await client.query('BEGIN');
       const result = await fn({
         query: (text, values) => client.query(text, values),
-        run: (statement, values) => client.query(this.config(statement, values)),
+        queryPrepared: (statement, values) => client.query(this.config(statement, values)),
       });
       await client.query('COMMIT');
       return result;

@@ -9,8 +9,9 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, '../../migrations');
 const MIGRATION_LOCK_ID = 7_240_611;
 
 /**
- * Applies migrations/NNNN_*.sql in order, each once and in its own transaction, recorded in
- * schema_migrations. A session-level advisory lock makes concurrent starts wait for each other.
+ * Applies the pending migrations/NNNN_*.sql in order, each recorded in schema_migrations, all in one
+ * transaction: a failure leaves none of them applied. A transaction-scoped advisory lock makes
+ * concurrent starts wait for each other; the later ones then find nothing left to apply.
  */
 export async function migrate(db: Database, logger: Logger, dir = MIGRATIONS_DIR): Promise<string[]> {
   const files = (await readdir(dir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();

@@ -52,8 +52,10 @@ export function errorHandler(logger: Logger) {
   return function handleError(err: unknown, req: Request, res: Response, next: NextFunction): void {
     if (res.headersSent) return next(err);
     const error = toAppError(err);
-    const log = (req as { log?: Logger }).log ?? logger;
-    if (error.status >= 500) log.error({ cause: err instanceof Error ? stdSerializers.err(err) : String(err) }, 'request failed');
+    if (error.status >= 500) {
+      const cause = err instanceof Error ? stdSerializers.err(err) : String(err);
+      logger.error({ req: { id: res.locals.requestId, method: req.method, path: req.path }, cause }, 'request failed');
+    }
     if (error instanceof UnauthorizedError || error.status === 401) {
       const refused = error instanceof UnauthorizedError ? error.tokenRefused : true;
       res.setHeader('WWW-Authenticate', refused ? `Bearer error="invalid_token", error_description="${headerSafe(error.message)}"` : 'Bearer');

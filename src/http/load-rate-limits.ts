@@ -3,8 +3,8 @@ import { NO_RATE_LIMITS, type RateLimits, type RejectionListener, type StoreFact
 
 /**
  * The contract's three limits as configured, counted in memory unless `storeFor` gives a store.
- * express-rate-limit is loaded only when the limits are on: it holds about 0.4 MiB of heap, and a
- * service's peak RSS grows with its heap (see README, Performance).
+ * express-rate-limit is loaded only when the limits are on: otherwise its heap is held for nothing,
+ * and a service's peak RSS grows with its heap (docs/performance.md, "memory").
  */
 export async function loadRateLimits(
   settings: RateLimitSettings,

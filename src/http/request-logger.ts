@@ -26,8 +26,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * call only when its level is enabled (5xx always are).
  *
  * The id and the start time are kept in res.locals, Express's per-request store, rather than as new
- * properties of the request: adding two properties to Node's request object cost ~5 µs more CPU per
- * request here than storing them in res.locals (see README, Performance).
+ * properties of the request: adding two properties to Node's request object costs more CPU per
+ * request than storing them in res.locals (docs/performance.md, "request overhead").
  */
 export function requestLogger(logger: Logger) {
   function logResponse(this: Response): void {

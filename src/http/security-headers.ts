@@ -5,7 +5,8 @@ import helmet from 'helmet';
  * Nothing here is ever rendered as a document: the CSP allows nothing and no framing, and framing is
  * refused outright. Helmet's page-only headers (COOP, Origin-Agent-Cluster, X-DNS-Prefetch-Control,
  * X-Download-Options, X-Permitted-Cross-Domain-Policies, X-XSS-Protection) are left out: they protect
- * nothing on a JSON response, and each is a header every response writes (see README, Performance).
+ * nothing on a JSON response, and each is a header every response writes (docs/performance.md,
+ * "request overhead").
  * X-Powered-By is removed by the app itself (app.disable), so helmet need not remove it again.
  */
 export const securityHeaders = () =>

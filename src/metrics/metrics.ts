@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { PoolStats } from '../db/database';
 
 /** 2xx issued a token, 4xx refused the request, 5xx failed on our side. */
-export type TokenOutcome = 'success' | 'refused' | 'error';
+type TokenOutcome = 'success' | 'refused' | 'error';
 
 function outcomeOf(status: number): TokenOutcome {
   if (status >= 500) return 'error';

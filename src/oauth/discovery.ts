@@ -1,22 +1,7 @@
 import { PATHS } from '../shared/paths';
 import { scopeFor } from '../shared/principals';
+import type { DiscoveryDocument } from './oauth.responses';
 
-export interface DiscoveryDocument {
-  issuer: string;
-  jwks_uri: string;
-  token_endpoint: string;
-  /** Not a registered metadata name: refresh tokens are redeemed here, not at token_endpoint. */
-  refresh_endpoint: string;
-  revocation_endpoint: string;
-  introspection_endpoint: string;
-  grant_types_supported: string[];
-  subject_types_supported: string[];
-  id_token_signing_alg_values_supported: string[];
-  token_endpoint_auth_methods_supported: string[];
-  revocation_endpoint_auth_methods_supported: string[];
-  scopes_supported: string[];
-  claims_supported: string[];
-}
 
 /** The highest role holds every scope there is. */
 const SCOPES = scopeFor('admin').split(' ');

@@ -3,27 +3,9 @@ import { forbidden } from '../shared/errors';
 import { findLivePrincipal, findLiveRefreshPrincipal } from '../sessions/liveness';
 import type { TokenSigner } from '../signing-keys/token-signer';
 import type { TokenTypeHint } from './oauth.schemas';
+import type { IntrospectionResult } from './oauth.responses';
 import { verifyPresentedToken } from './presented-token';
 import { canRead, scopeFor, type Principal } from '../shared/principals';
-
-interface ActiveTokenCommon {
-  active: true;
-  /** The scope the token grants now: roles are read from the database on every call. */
-  scope: string;
-  token_type: 'access_token' | 'refresh_token';
-  exp: number;
-  iat: number;
-  sub: string;
-  aud: string;
-  iss: string;
-  jti: string;
-  sid: string;
-}
-
-/** RFC 7662 §2.2: an API key is named by `client_id` (its appname), a user by `username`. */
-export type ActiveToken = ActiveTokenCommon & ({ client_id: string } | { username: string });
-
-export type IntrospectionResult = ActiveToken | { active: false };
 
 const INACTIVE: IntrospectionResult = Object.freeze({ active: false });
 

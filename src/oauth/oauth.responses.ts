@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import type { DiscoveryDocument } from './discovery';
-import type { IntrospectionResult } from './introspection.service';
 
 const seconds = z.int().min(0);
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
@@ -48,6 +46,5 @@ export const discoveryResponse = z.strictObject({
   claims_supported: names,
 });
 
-// Compile-time guards: the schemas must describe exactly what the services return.
-const _describesIntrospection: z.ZodType<IntrospectionResult, IntrospectionResult> = introspectionResponse;
-const _describesDiscovery: z.ZodType<DiscoveryDocument, DiscoveryDocument> = discoveryResponse;
+export type IntrospectionResult = z.output<typeof introspectionResponse>;
+export type DiscoveryDocument = z.output<typeof discoveryResponse>;

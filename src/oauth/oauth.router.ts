@@ -7,7 +7,7 @@ import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
 import { PATHS } from '../shared/paths';
-import type { DiscoveryDocument } from './discovery';
+import type { DiscoveryDocument } from './oauth.responses';
 import type { IntrospectionService } from './introspection.service';
 import { introspectionBody, revocationBody } from './oauth.schemas';
 import type { RevocationService } from './revocation.service';

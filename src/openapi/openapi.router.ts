@@ -6,7 +6,7 @@ import type { OpenApiDocument } from './openapi.document';
 /**
  * GET /api/v1/openapi.json: the document, built at its first request and kept as JSON text. No token
  * needed. Built lazily because few processes are ever asked for it, and the document as objects
- * held about 0.3 MiB of heap for the life of the process (see README, Performance).
+ * would hold heap for the life of the process (docs/performance.md, "memory").
  */
 export function openApiRouter(buildDocument: () => OpenApiDocument): Router {
   let body: string | undefined;

@@ -1,4 +1,4 @@
-import { statement, type Queryable } from '../db/database';
+import { preparedStatement, type Queryable } from '../db/database';
 import type { PrincipalType, Role } from '../shared/principals';
 import { appkeyGenerationValid } from './appkey-generations';
 import { principalTypeOf } from './statement-parts';
@@ -34,22 +34,22 @@ export const livePrincipalsWhere = (sessionIs: string) => `
    WHERE ${sessionIs} AND s.revoked_at IS NULL AND s.expires_at > now()
      AND (u.id IS NOT NULL OR k.id IS NOT NULL)`;
 
-const FIND_LIVE_PRINCIPAL = statement('sessions.find-live-principal', livePrincipalsWhere('s.id = $1'));
+const FIND_LIVE_PRINCIPAL = preparedStatement('sessions.find-live-principal', livePrincipalsWhere('s.id = $1'));
 
 /** As above, and only while $2 is still the session's current refresh token (a used one is spent). */
-const FIND_LIVE_REFRESH_PRINCIPAL = statement(
+const FIND_LIVE_REFRESH_PRINCIPAL = preparedStatement(
   'sessions.find-live-refresh-principal',
   `${livePrincipalsWhere('s.id = $1')} AND s.refresh_jti = $2`,
 );
 
 /** Session `sessionId`'s principal, only while all of it is live (the bearer check, introspection). */
 export async function findLivePrincipal(q: Queryable, sessionId: string): Promise<LivePrincipalRow | undefined> {
-  const { rows } = await q.run<LivePrincipalRow>(FIND_LIVE_PRINCIPAL, [sessionId]);
+  const { rows } = await q.queryPrepared<LivePrincipalRow>(FIND_LIVE_PRINCIPAL, [sessionId]);
   return rows[0];
 }
 
 /** The live principal of a session whose current refresh token is `refreshJti`. */
 export async function findLiveRefreshPrincipal(q: Queryable, sessionId: string, refreshJti: string): Promise<LivePrincipalRow | undefined> {
-  const { rows } = await q.run<LivePrincipalRow>(FIND_LIVE_REFRESH_PRINCIPAL, [sessionId, refreshJti]);
+  const { rows } = await q.queryPrepared<LivePrincipalRow>(FIND_LIVE_REFRESH_PRINCIPAL, [sessionId, refreshJti]);
   return rows[0];
 }

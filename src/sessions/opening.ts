@@ -1,4 +1,4 @@
-import { statement, type Queryable } from '../db/database';
+import { preparedStatement, type Queryable } from '../db/database';
 import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
 import { auditInsertFrom } from '../audit-trail/audit-trail';
 import type { RequestOrigin } from '../shared/audit-context';
@@ -24,7 +24,7 @@ export interface NewSession {
  */
 const OPEN_USER_SESSION = (() => {
   const origin = originParams(8);
-  return statement(
+  return preparedStatement(
     'sessions.open-user-session',
     `WITH holder AS (
        SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR SHARE
@@ -56,7 +56,7 @@ export async function openUserSession(
   q: Queryable,
   s: NewSession & { userId: string; username: string; passwordHash: string },
 ): Promise<OpenedUserSession | undefined> {
-  const { rows } = await q.run<OpenedUserSession>(OPEN_USER_SESSION, [
+  const { rows } = await q.queryPrepared<OpenedUserSession>(OPEN_USER_SESSION, [
     s.id,
     s.userId,
     s.refreshJti,
@@ -95,7 +95,7 @@ const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
  * concurrent regen or delete then waits for this commit rather than slipping in between the check
  * and the writes, and two batches always lock in the same order, so they cannot deadlock.
  */
-const OPEN_API_KEY_SESSIONS = statement(
+const OPEN_API_KEY_SESSIONS = preparedStatement(
   'sessions.open-api-key-sessions',
   `WITH req AS (
      ${unnestRows(LOGIN_COLUMNS)}
@@ -154,7 +154,7 @@ export type ApiKeySessionOutcome =
 /** The logins of API keys, all in one statement (one round trip, one commit); one outcome per login, in order. */
 export async function openApiKeySessions(q: Queryable, logins: ApiKeyLogin[]): Promise<ApiKeySessionOutcome[]> {
   type Row = { key_valid: boolean; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
-  const { rows } = await q.run<Row>(OPEN_API_KEY_SESSIONS, unnestValues(LOGIN_COLUMNS, logins));
+  const { rows } = await q.queryPrepared<Row>(OPEN_API_KEY_SESSIONS, unnestValues(LOGIN_COLUMNS, logins));
   return rows.map(({ key_valid, role, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
     if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at } };
     return { opened: false, refused: key_valid ? 'replayed' : 'stale' };

@@ -1,4 +1,4 @@
-import { statement, type Queryable } from '../db/database';
+import { preparedStatement, type Queryable } from '../db/database';
 import { auditInsertFrom } from '../audit-trail/audit-trail';
 import type { RequestOrigin } from '../shared/audit-context';
 import { appkeyGenerationValid } from './appkey-generations';
@@ -7,7 +7,7 @@ import { originParams, originValues, principalColumns, principalTypeOf } from '.
 /** Revokes the rows of `update` (an UPDATE of sessions) and records one event each; answers how many. */
 const revokeAndRecord = (name: string, type: 'refresh_token.reused' | 'session.revoked', update: string) => {
   const origin = originParams(3);
-  return statement(
+  return preparedStatement(
     name,
     `WITH revoked AS (${update} RETURNING id, user_id, api_key_id, revoked_reason),
      named AS (
@@ -45,13 +45,13 @@ const REVOKE_ONE = revokeAndRecord(
  * used, and records the reuse. Returns whether a session was revoked.
  */
 export async function revokeSessionOnReuse(q: Queryable, sessionId: string, presentedJti: string, origin: RequestOrigin): Promise<boolean> {
-  const { rows } = await q.run<{ revoked: number }>(REVOKE_ON_REUSE, [sessionId, presentedJti, ...originValues(origin)]);
+  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ON_REUSE, [sessionId, presentedJti, ...originValues(origin)]);
   return rows[0]!.revoked > 0;
 }
 
 /** Revokes one session (logout through RFC 7009 revocation) and records it. Returns whether it was still live. */
 export async function revokeSession(q: Queryable, sessionId: string, reason: string, origin: RequestOrigin): Promise<boolean> {
-  const { rows } = await q.run<{ revoked: number }>(REVOKE_ONE, [sessionId, reason, ...originValues(origin)]);
+  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ONE, [sessionId, reason, ...originValues(origin)]);
   return rows[0]!.revoked > 0;
 }
 

@@ -1,4 +1,4 @@
-import { statement, type Queryable } from '../db/database';
+import { preparedStatement, type Queryable } from '../db/database';
 import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
 import { auditInsertFrom } from '../audit-trail/audit-trail';
 import type { RequestOrigin } from '../shared/audit-context';
@@ -39,7 +39,7 @@ const ROTATION_COLUMNS: UnnestColumn<RefreshRotation>[] = [
  * deadlock with another statement that changes several sessions; what it skips is tried alone).
  */
 const rotation = (lock: 'wait' | 'skip') =>
-  statement(
+  preparedStatement(
     `sessions.rotate-refresh-tokens-${lock}`,
     `WITH req AS (
        ${unnestRows(ROTATION_COLUMNS)}
@@ -82,7 +82,7 @@ export async function rotateRefreshTokens(
   lock: 'wait' | 'skip' = 'skip',
 ): Promise<(RotatedRefresh | undefined)[]> {
   type Row = { [K in keyof (LivePrincipalRow & SessionTimes)]: (LivePrincipalRow & SessionTimes)[K] | null };
-  const { rows } = await q.run<Row>(ROTATE[lock], unnestValues(ROTATION_COLUMNS, rotations));
+  const { rows } = await q.queryPrepared<Row>(ROTATE[lock], unnestValues(ROTATION_COLUMNS, rotations));
   return rows.map(({ refresh_expires_at, created_at, ...principal }) =>
     principal.session_id === null || refresh_expires_at === null || created_at === null
       ? undefined

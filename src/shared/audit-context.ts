@@ -49,7 +49,7 @@ const NO_ORIGIN: RequestOrigin = { clientAddress: null, requestId: null, route: 
 export const CLI_CONTEXT: AuditContext = Object.freeze({ ...NO_ORIGIN, actor: 'cli' });
 export const SYSTEM_CONTEXT: AuditContext = Object.freeze({ ...NO_ORIGIN, actor: 'system' });
 
-export function principalActor(principal: Pick<Principal, 'type' | 'name'>): string {
+function principalActor(principal: Pick<Principal, 'type' | 'name'>): string {
   return `${principal.type}:${principal.name}`;
 }
 

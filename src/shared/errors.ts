@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 
 
 /** The closed list of error names the API may answer with, and their HTTP status. */
@@ -17,11 +19,16 @@ export const ERROR_STATUS = {
 
 export type ErrorName = keyof typeof ERROR_STATUS;
 
-export interface ErrorBody {
-  status: number;
-  name: ErrorName;
-  message: string;
-}
+const ERROR_NAMES = Object.keys(ERROR_STATUS) as [ErrorName, ...ErrorName[]];
+
+/** The one error body of every error status: exactly `{status, name, message}`. */
+export const errorBody = z.strictObject({
+  status: z.int32().min(400).max(599).meta({ format: 'int32', description: 'Equals the HTTP status; 4xx a client fault, 5xx a service fault.' }),
+  name: z.enum(ERROR_NAMES).meta({ description: 'Type of the error.' }),
+  message: z.string().meta({ description: 'Description of the error.' }),
+});
+
+export type ErrorBody = z.output<typeof errorBody>;
 
 /** An error whose message is safe to show to the client. */
 export class AppError extends Error {

@@ -54,13 +54,14 @@ function parseSegment(segment: string): Record<string, unknown> | undefined {
 /**
  * Signs and verifies the tokens this service issues. Access and ID tokens: ES256 with a kid, so other
  * services can verify them against the JWK Set. Refresh tokens only ever come back to this service:
- * HS256 under a key derived from the master key, as Keycloak does, which costs ~3 µs against ~27 µs to
- * sign and ~56 µs to verify ES256 (measured here). A token of one kind never verifies as another: the
- * kind fixes the one algorithm accepted, and the typ claim must match.
+ * HS256 under a key derived from the master key, as Keycloak does, which costs a fraction of an ES256
+ * signature or verification (docs/performance.md, "refresh"). A token of one kind never verifies as
+ * another: the kind fixes the one algorithm accepted, and the typ claim must match.
  *
- * Done with node:crypto directly rather than jsonwebtoken, which measured at about twice the cost
- * per ES256 signature here (it re-parses options and the key on every call). The checks are the same:
- * one algorithm, key by kid, signature, iss, aud, exp and nbf with the leeway, then our own typ and id claims.
+ * Done with node:crypto directly rather than jsonwebtoken, which costs more per ES256 signature as it
+ * re-parses options and the key on every call (docs/performance.md, "request overhead"). The checks
+ * are the same: one algorithm, key by kid, signature, iss, aud, exp and nbf with the leeway, then our
+ * own typ and id claims.
  */
 export class TokenSigner {
   /** The encoded JOSE header per kid: it only changes when the signing key does. */

@@ -24,5 +24,3 @@ export const refreshTokenBody = z.strictObject({
   /** Accepted for OAuth 2.0 clients, which always send it. */
   grant_type: z.literal('refresh_token').optional(),
 });
-
-export type PasswordTokenInput = z.output<typeof passwordTokenBody>;

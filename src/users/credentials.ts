@@ -6,7 +6,7 @@ import { assertPasswordFitsBcrypt } from './password-rules';
 import { findUserByUsername, type UserRow } from './users.repository';
 
 /** The one message of every refused password login, whatever the reason. */
-export const INVALID_CREDENTIALS = 'Invalid username or password';
+const INVALID_CREDENTIALS = 'Invalid username or password';
 
 /**
  * Checks usernames and passwords. A refusal reads the same and takes about as long whether the user
@@ -60,14 +60,14 @@ export class Credentials {
       this.forget(username);
       const user = await findUserByUsername(this.db, username);
       const changed = user !== undefined && user.password_hash !== recent.password_hash;
-      return this.judge(user, changed && (await bcrypt.compare(password, user.password_hash)));
+      return this.acceptOrRefuse(user, changed && (await bcrypt.compare(password, user.password_hash)));
     }
     // PostgreSQL text cannot hold NUL, so no user has such a name: it is refused like any unknown one.
     const user = username.includes('\u0000') ? undefined : await findUserByUsername(this.db, username);
-    return this.judge(user, await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash())));
+    return this.acceptOrRefuse(user, await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash())));
   }
 
-  private judge(user: UserRow | undefined, passwordMatches: boolean): UserRow {
+  private acceptOrRefuse(user: UserRow | undefined, passwordMatches: boolean): UserRow {
     if (!user) throw new LoginRefusedError(INVALID_CREDENTIALS, 'unknown_user');
     if (!passwordMatches) throw new LoginRefusedError(INVALID_CREDENTIALS, 'wrong_password');
     if (user.disabled) throw new LoginRefusedError(INVALID_CREDENTIALS, 'user_disabled');

@@ -1,4 +1,4 @@
-import { statement, type Queryable } from '../db/database';
+import { preparedStatement, type Queryable } from '../db/database';
 import type { Role } from '../shared/principals';
 
 export interface UserRow {
@@ -12,10 +12,10 @@ export interface UserRow {
 
 const COLUMNS = 'id, username, password_hash, role, disabled, created_at';
 
-const FIND_BY_USERNAME = statement('users.find', `SELECT ${COLUMNS} FROM users WHERE username = $1`);
+const FIND_BY_USERNAME = preparedStatement('users.find', `SELECT ${COLUMNS} FROM users WHERE username = $1`);
 
 export async function findUserByUsername(q: Queryable, username: string): Promise<UserRow | undefined> {
-  const { rows } = await q.run<UserRow>(FIND_BY_USERNAME, [username]);
+  const { rows } = await q.queryPrepared<UserRow>(FIND_BY_USERNAME, [username]);
   return rows[0];
 }
 

@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import type { AuditEventRecord } from '../../../src/audit-events/audit-events.presenter';
+import type { AuditEventRecord } from '../../../src/audit-events/audit-events.responses';
 import type { TestApp } from '../../helpers/app';
 import { bearer, createUser, loginAs, type TestUser } from '../../helpers/factories';
 

@@ -190,7 +190,7 @@ describe('HTTP basics', () => {
       const sqlError = (await t.db
         .query('SELECT secret_column FROM table_that_does_not_exist')
         .catch((err: unknown) => err)) as Error;
-      jest.spyOn(t.db, 'run').mockRejectedValueOnce(sqlError);
+      jest.spyOn(t.db, 'queryPrepared').mockRejectedValueOnce(sqlError);
 
       const res = await t.http().post('/api/auth/bearer/token').type('form').send(user);
 
@@ -199,7 +199,7 @@ describe('HTTP basics', () => {
       expectNoInternals(res.text, ['table_that_does_not_exist', 'secret_column', 'does not exist', '42P01', sqlError.message]);
     });
 
-    it('when a handler throws an unexpected error, then 500 without its message, and the cause is logged at error level', async () => {
+    it('when a handler throws an unexpected error, then 500 without its message, and the cause is logged at error level with the request id', async () => {
       const marker = `boom-${randomBytes(4).toString('hex')}`;
       jest.spyOn(t.services.signingKeys, 'jwkSet').mockRejectedValueOnce(new Error(`${marker} in /srv/app/src/x.ts:12:3`));
 
@@ -210,6 +210,7 @@ describe('HTTP basics', () => {
       expectNoInternals(res.text, [marker]);
       const logged = parseLogLines(t.logs()).filter((l) => JSON.stringify(l).includes(marker));
       expect(logged.some((l) => Number(l.level) >= 50)).toBe(true);
+      expect(logged).toContainEqual(expect.objectContaining({ msg: 'request failed', req: expect.objectContaining({ id: res.headers['x-request-id'] }) }));
     });
   });
 });
@@ -238,7 +239,7 @@ describe('HTTP basics: database outages', () => {
     it.each(outages)('when the database fails with %s during a password login, then 503 ServiceUnavailable without the driver message', async (_what, make) => {
       const user = await createUser(t, { role: 'viewer' });
       const failure = make();
-      jest.spyOn(t.db, 'run').mockRejectedValueOnce(failure);
+      jest.spyOn(t.db, 'queryPrepared').mockRejectedValueOnce(failure);
 
       const res = await t.http().post('/api/auth/bearer/token').type('form').send(user);
 
@@ -249,7 +250,7 @@ describe('HTTP basics: database outages', () => {
 
     it('when the database fails once and then returns, then the next login succeeds without a restart', async () => {
       const user = await createUser(t, { role: 'viewer' });
-      jest.spyOn(t.db, 'run').mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      jest.spyOn(t.db, 'queryPrepared').mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
 
       const during = await t.http().post('/api/auth/bearer/token').type('form').send(user);
       const after = await t.http().post('/api/auth/bearer/token').type('form').send(user);

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createApiKeyBody, updateApiKeyBody } from '../../../src/api-keys/api-keys.schemas';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../../../src/tokens/tokens.schemas';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../../src/openapi/openapi.document';
-import { inlineSchema } from '../../../src/openapi/openapi.schemas';
+import { inlineSchema } from '../../../src/http/openapi';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { checkedAgainstOpenApi, checkResponse } from '../../helpers/openapi-contract';
 

@@ -1,0 +1,95 @@
+import { PATHS } from '../shared/paths';
+import {
+  BEARER,
+  BODILESS_BEARER_ERRORS,
+  errors,
+  jsonBody,
+  ok,
+  parametersOf,
+  type OpenApiOperation,
+  type RoutesDescription,
+} from '../http/openapi';
+import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
+import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from './api-keys.responses';
+
+/** A key operation: bearer token required, authenticated before anything else. */
+function keyOperation(operationId: string, summary: string, rest: Omit<OpenApiOperation, 'operationId' | 'summary' | 'tags' | 'security'>): OpenApiOperation {
+  return { operationId, summary, tags: ['API keys'], security: BEARER, ...rest };
+}
+
+const APPNAME = { $ref: '#/components/parameters/Appname' };
+const BODY_ERRORS = [...BODILESS_BEARER_ERRORS, 'NotFound'] as const;
+const REPLACED_CONTENTS = 'The complete new contents; omitted fields become empty.';
+
+function appnameParameter() {
+  const [appname] = parametersOf(appnameParams, 'path', { appname: 'Name of the API key.' });
+  return appname!;
+}
+
+function listQueryParameters() {
+  return parametersOf(listApiKeysQuery, 'query', {
+    limit: 'Page size, 1 to 1000; 1000 when omitted.',
+    after: 'Return only keys whose appname sorts strictly after this one (byte order).',
+  });
+}
+
+function regenQueryParameters() {
+  return parametersOf(regenApiKeyQuery, 'query', {
+    grace_seconds:
+      'Seconds (0 to 604800; 0 when omitted) during which the replaced appkey, and the sessions it opened, keep working. A regen during a grace ends that grace at once.',
+  });
+}
+
+/** The six operations of apiKeysRouter, mounted at PATHS.apiKeys. */
+export function describeApiKeyRoutes(): RoutesDescription {
+  return {
+    paths: {
+      [PATHS.apiKeys]: {
+        get: keyOperation('v1_api_keys_get', 'List API keys, ordered by appname', {
+          parameters: listQueryParameters(),
+          responses: { 200: ok('A page of API keys.', 'ApiKeyListEnvelope'), ...errors(...BODILESS_BEARER_ERRORS) },
+        }),
+        post: keyOperation('v1_api_keys_post', 'Create an API key', {
+          requestBody: jsonBody('CreateApiKeyBody', 'The new key; the service generates its appkey.'),
+          responses: {
+            201: ok('The key, with its appkey (shown only now).', 'ApiKeyWithAppkeyEnvelope'),
+            ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'Conflict', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+          },
+        }),
+      },
+      [`${PATHS.apiKeys}/{appname}`]: {
+        parameters: [APPNAME],
+        get: keyOperation('v1_api_keys_appname_get', 'Get an API key', {
+          responses: { 200: ok('The key.', 'ApiKeyEnvelope'), ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
+        }),
+        put: keyOperation('v1_api_keys_appname_put', 'Update an API key (replaces description and roles)', {
+          requestBody: jsonBody('UpdateApiKeyBody', REPLACED_CONTENTS),
+          responses: { 200: ok('The updated key.', 'ApiKeyEnvelope'), ...errors(...BODY_ERRORS) },
+        }),
+        delete: keyOperation('v1_api_keys_appname_delete', 'Delete an API key and revoke its sessions', {
+          responses: { 204: { description: 'Deleted; no body.' }, ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
+        }),
+      },
+      [`${PATHS.apiKeys}/{appname}/regen`]: {
+        parameters: [APPNAME],
+        put: keyOperation('v1_api_keys_appname_regen_put', 'Regenerate an API key\'s appkey (and replace its contents)', {
+          parameters: regenQueryParameters(),
+          requestBody: jsonBody('UpdateApiKeyBody', REPLACED_CONTENTS),
+          responses: {
+            200: ok('The key, with its new appkey; the old one and its sessions stop working now, or when grace_seconds have passed.', 'ApiKeyWithAppkeyEnvelope'),
+            ...errors(...BODY_ERRORS),
+          },
+        }),
+      },
+    },
+    requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody },
+    responseSchemas: {
+      ApiKeyRecord: apiKeyRecord,
+      ApiKeyRecordWithAppkey: apiKeyRecordWithAppkey,
+      ApiKeyEnvelope: apiKeyEnvelope,
+      ApiKeyWithAppkeyEnvelope: apiKeyWithAppkeyEnvelope,
+      ApiKeyListEnvelope: apiKeyListEnvelope,
+    },
+    parameters: { Appname: appnameParameter() },
+  };
+}

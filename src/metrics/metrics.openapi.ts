@@ -1,0 +1,24 @@
+import { PATHS } from '../shared/paths';
+import { errors, type RoutesDescription } from '../http/openapi';
+
+/** GET /metrics, to be listed only where it is served: METRICS_ENABLED=true and METRICS_PORT unset. */
+export function describeMetricsRoutes(): RoutesDescription {
+  return {
+    paths: {
+      [PATHS.metrics]: {
+        get: {
+          operationId: 'metrics_get',
+          summary: 'Prometheus metrics (present when METRICS_ENABLED=true and METRICS_PORT is unset)',
+          tags: ['Platform'],
+          responses: {
+            200: {
+              description: 'Every metric in the Prometheus text exposition format (Content-Type: text/plain; version=0.0.4; charset=utf-8).',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+            ...errors(),
+          },
+        },
+      },
+    },
+  };
+}
