@@ -19,7 +19,8 @@ import path from 'node:path';
 import ts from 'typescript';
 import { createDatabase, createFloorSessionsTable, dropDatabase, fillApiKeys, query } from './harness/database';
 import { measureSide, type Measurement } from './harness/load';
-import { ROOT, killChildren } from './harness/processes';
+import { killStartedProcesses } from '../scripts/harness/node-process';
+import { ROOT } from './harness/processes';
 import { createKey, mapLimit, passwordGrant, startFlags, startService, type ServiceSettings } from './harness/service';
 import { scenarios, type BenchContext, type Dataset, type Scenario } from './scenarios';
 
@@ -226,7 +227,7 @@ async function main(): Promise<void> {
   const dbs = { main: `${prefix}_k1000`, small: `${prefix}_k100`, large: `${prefix}_k100000` };
   const created: string[] = [];
   const cleanup = async () => {
-    killChildren();
+    killStartedProcesses();
     for (const db of created) await dropDatabase(db).catch((err: Error) => log(`could not drop ${db}: ${err.message}`));
   };
   process.once('SIGINT', () => {
@@ -292,7 +293,7 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (err: unknown) => {
-  killChildren();
+  killStartedProcesses();
   log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   process.exit(1);
 });

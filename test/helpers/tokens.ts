@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 export interface RequestTokenOptions {
@@ -29,4 +29,11 @@ export function unsignedToken(claims: Record<string, unknown>): string {
 /** The decoded payload of a JWT, unverified. */
 export function claimsOf(token: string): Record<string, unknown> {
   return jwt.decode(token) as Record<string, unknown>;
+}
+
+/** The token's claims, signed ES256 by a key the service does not own, under `kid` (the token's own kid unless given). */
+export function signedByForeignKey(token: string, kid?: string): string {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const keyid = kid ?? jwt.decode(token, { complete: true })?.header.kid;
+  return jwt.sign(claimsOf(token), privateKey, { algorithm: 'ES256', noTimestamp: true, ...(keyid ? { keyid } : {}) });
 }

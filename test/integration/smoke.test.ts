@@ -1,5 +1,6 @@
 import { startTestApp, type TestApp } from '../helpers/app';
 import { bearer, createApiKey, loginWithApiKey, tokenForRole } from '../helpers/factories';
+import { expectMissingToken } from '../helpers/errors';
 
 describe('smoke: the whole path', () => {
   let t: TestApp;
@@ -30,9 +31,7 @@ describe('smoke: the whole path', () => {
   it('when no token is sent, then 401 with the uniform body', async () => {
     const res = await t.http().get('/api/v1/api-keys');
 
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ status: 401, name: 'Unauthorized', message: expect.any(String) });
-    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expectMissingToken(res);
   });
 
   it('when an admin lists keys, then the envelope counts them', async () => {

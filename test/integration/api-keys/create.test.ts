@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
-import { KEYS, errorBody, readKey } from './support';
+import { expectError } from '../../helpers/errors';
+import { KEYS, readKey } from './support';
 
 describe('POST /api/v1/api-keys (create)', () => {
   let t: TestApp;
@@ -127,8 +128,7 @@ describe('POST /api/v1/api-keys (create)', () => {
 
       const res = await create({ appname, description: 'before\u0000after', roles: [] });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest'));
+      expectError(res, 400, 'BadRequest');
       expect(await listedAppnames()).not.toContain(appname);
     });
 
@@ -138,8 +138,7 @@ describe('POST /api/v1/api-keys (create)', () => {
 
       const res = await create({ appname, description: 'second', roles: ['admin'] });
 
-      expect(res.status).toBe(409);
-      expect(res.body).toEqual(errorBody(409, 'Conflict'));
+      expectError(res, 409, 'Conflict');
       expect((await readKey(t, appname)).body.data).toEqual(
         expect.objectContaining({ description: 'first', roles: ['viewer'] }),
       );
@@ -156,16 +155,14 @@ describe('POST /api/v1/api-keys (create)', () => {
     ])('when the appname %s, then 400 naming appname and nothing is created', async (_case, appname) => {
       const res = await create({ appname, roles: [] });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'appname'));
+      expectError(res, 400, 'BadRequest', 'appname');
       expect(await listedAppnames()).not.toContain(appname);
     });
 
     it('when the appname is missing, then 400 naming appname', async () => {
       const res = await create({ description: 'd', roles: [] });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'appname'));
+      expectError(res, 400, 'BadRequest', 'appname');
     });
 
     it('when roles is missing, then 400 naming roles and nothing is created', async () => {
@@ -173,8 +170,7 @@ describe('POST /api/v1/api-keys (create)', () => {
 
       const res = await create({ appname, description: 'd' });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'roles'));
+      expectError(res, 400, 'BadRequest', 'roles');
       expect(await listedAppnames()).not.toContain(appname);
     });
 
@@ -183,8 +179,7 @@ describe('POST /api/v1/api-keys (create)', () => {
 
       const res = await create({ appname, roles: ['superuser'] });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'roles'));
+      expectError(res, 400, 'BadRequest', 'roles');
       expect(await listedAppnames()).not.toContain(appname);
     });
 
@@ -193,16 +188,14 @@ describe('POST /api/v1/api-keys (create)', () => {
 
       const res = await create({ appname, roles: ['viewer', 'editor'] });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'roles'));
+      expectError(res, 400, 'BadRequest', 'roles');
       expect(await listedAppnames()).not.toContain(appname);
     });
 
     it('when roles is a string instead of an array, then 400 naming roles', async () => {
       const res = await create({ appname: randomName('strrole'), roles: 'viewer' });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'roles'));
+      expectError(res, 400, 'BadRequest', 'roles');
     });
 
     it('when the description is 1025 characters, then 400 naming description and nothing is created', async () => {
@@ -210,8 +203,7 @@ describe('POST /api/v1/api-keys (create)', () => {
 
       const res = await create({ appname, description: 'x'.repeat(1025), roles: [] });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'description'));
+      expectError(res, 400, 'BadRequest', 'description');
       expect(await listedAppnames()).not.toContain(appname);
     });
 
@@ -225,8 +217,7 @@ describe('POST /api/v1/api-keys (create)', () => {
 
       const res = await create({ appname, roles: [], [field]: value });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', field));
+      expectError(res, 400, 'BadRequest', field);
       expect(await listedAppnames()).not.toContain(appname);
     });
   });
@@ -241,7 +232,7 @@ describe('POST /api/v1/api-keys (create)', () => {
 
       const statuses = responses.map((r) => r.status).sort();
       expect(statuses).toEqual([201, ...Array<number>(19).fill(409)]);
-      for (const r of responses.filter((r) => r.status === 409)) expect(r.body).toEqual(errorBody(409, 'Conflict'));
+      for (const r of responses.filter((r) => r.status === 409)) expectError(r, 409, 'Conflict');
       const winner = responses.find((r) => r.status === 201)!;
       expect((await readKey(t, appname)).body.data.description).toBe(winner.body.data.description);
     });

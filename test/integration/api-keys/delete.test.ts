@@ -1,7 +1,8 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
 import { signRequestToken } from '../../helpers/tokens';
-import { KEYS, errorBody, keyPath, readKey } from './support';
+import { expectError, expectInvalidToken } from '../../helpers/errors';
+import { KEYS, keyPath, readKey } from './support';
 
 describe('DELETE /api/v1/api-keys/{appname} (delete)', () => {
   let t: TestApp;
@@ -34,9 +35,7 @@ describe('DELETE /api/v1/api-keys/{appname} (delete)', () => {
       await remove(key.appname).expect(204);
       const res = await t.http().get(KEYS).set(bearer(token));
 
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
-      expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+      expectInvalidToken(res);
     });
 
     it('when a key is deleted, then its refresh token is refused with 401', async () => {
@@ -46,8 +45,7 @@ describe('DELETE /api/v1/api-keys/{appname} (delete)', () => {
       await remove(key.appname).expect(204);
       const res = await t.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: refresh });
 
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when a key is deleted, then a request token signed with its appkey is refused with 401', async () => {
@@ -59,8 +57,7 @@ describe('DELETE /api/v1/api-keys/{appname} (delete)', () => {
         .post('/api/v1/auth/token')
         .send({ jwt: signRequestToken(key.appname, key.appkey) });
 
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when a deleted appname is created again, then 201 with a fresh record and a new appkey', async () => {
@@ -105,8 +102,7 @@ describe('DELETE /api/v1/api-keys/{appname} (delete)', () => {
     it('when the appname does not exist, then 404 NotFound', async () => {
       const res = await remove(randomName('missing'));
 
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual(errorBody(404, 'NotFound'));
+      expectError(res, 404, 'NotFound');
     });
 
     it('when the same key is deleted twice, then the second delete is 404 NotFound', async () => {
@@ -115,15 +111,13 @@ describe('DELETE /api/v1/api-keys/{appname} (delete)', () => {
 
       const res = await remove(key.appname);
 
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual(errorBody(404, 'NotFound'));
+      expectError(res, 404, 'NotFound');
     });
 
     it('when the appname in the path breaks the appname rules, then 400 BadRequest', async () => {
       const res = await remove('_leading-underscore');
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'appname'));
+      expectError(res, 400, 'BadRequest', 'appname');
     });
   });
 });

@@ -1,8 +1,10 @@
+import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
 import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { signRequestToken } from '../../helpers/tokens';
-import { errorBody, keyPath, nowSeconds } from './support';
+import { expectError, expectInvalidToken } from '../../helpers/errors';
+import { keyPath, nowSeconds } from './support';
 
 describe('GET /api/v1/api-keys/{appname} (get)', () => {
   let t: TestApp;
@@ -76,24 +78,21 @@ describe('GET /api/v1/api-keys/{appname} (get)', () => {
     it('when the appname does not exist, then 404 NotFound', async () => {
       const res = await get(randomName('missing'));
 
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual(errorBody(404, 'NotFound'));
+      expectError(res, 404, 'NotFound');
     });
 
     it('when the appname in the path breaks the appname rules, then 400 BadRequest', async () => {
       const res = await get('Not-Lowercase');
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'appname'));
+      expectError(res, 400, 'BadRequest', 'appname');
     });
   });
 
   // This route checks the bearer's session in the same statement that reads the key: nothing of the
   // key may reach a caller whose session is no longer live, and the 401 comes before anything else.
   describe('the bearer check made with the read', () => {
-    const expectRefused = (res: { status: number; body: unknown; text: string }, appname: string) => {
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+    const expectRefused = (res: Response, appname: string) => {
+      expectInvalidToken(res);
       expect(res.text).not.toContain(appname);
     };
 
@@ -136,8 +135,7 @@ describe('GET /api/v1/api-keys/{appname} (get)', () => {
     it('when there is no token and the appname breaks the rules, then 401 before the 400', async () => {
       const res = await t.http().get(keyPath('Not-Lowercase'));
 
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when the path holds a malformed escape, then 401 without a token and 400 with one', async () => {
@@ -147,8 +145,7 @@ describe('GET /api/v1/api-keys/{appname} (get)', () => {
       const authenticated = await t.http().get(path).set(bearer(admin));
 
       expect(anonymous.status).toBe(401);
-      expect(authenticated.status).toBe(400);
-      expect(authenticated.body).toEqual(errorBody(400, 'BadRequest'));
+      expectError(authenticated, 400, 'BadRequest');
     });
 
     it('when the path ends in a slash, then the key is read as without one', async () => {
@@ -163,8 +160,7 @@ describe('GET /api/v1/api-keys/{appname} (get)', () => {
     it('when the appname in the path holds a NUL byte, then 400 BadRequest, not a database error', async () => {
       const res = await t.http().get('/api/v1/api-keys/app%00name').set(bearer(admin));
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'appname'));
+      expectError(res, 400, 'BadRequest', 'appname');
     });
   });
 });

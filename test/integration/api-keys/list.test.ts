@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
-import { KEYS, errorBody } from './support';
+import { expectError } from '../../helpers/errors';
+import { KEYS } from './support';
 
 type Listed = { appname: string };
 const names = (data: Listed[]) => data.map((k) => k.appname);
@@ -134,15 +135,13 @@ describe('GET /api/v1/api-keys (list)', () => {
     ])('when limit is %s, then 400 naming limit', async (_case, query) => {
       const res = await list(query);
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'limit'));
+      expectError(res, 400, 'BadRequest', 'limit');
     });
 
     it('when an unknown query parameter is sent, then 400 naming it', async () => {
       const res = await list('?offset=10');
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'offset'));
+      expectError(res, 400, 'BadRequest', 'offset');
     });
   });
 

@@ -3,8 +3,9 @@ import type { TokenResponse } from '../../../src/tokens/tokens.responses';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, loginWithApiKey, tokenForRole, type TestApiKey } from '../../helpers/factories';
 import { signRequestToken } from '../../helpers/tokens';
+import { expectError, expectInvalidToken } from '../../helpers/errors';
 import { introspect } from '../oauth/support';
-import { errorBody, keyPath, readKey, regenPath } from './support';
+import { keyPath, readKey, regenPath } from './support';
 
 /** Rolling an appkey with `?grace_seconds=N`: the old appkey and its sessions live on for N seconds. */
 describe('PUT /api/v1/api-keys/{appname}/regen?grace_seconds=N (rolling a key)', () => {
@@ -105,10 +106,8 @@ describe('PUT /api/v1/api-keys/{appname}/regen?grace_seconds=N (rolling a key)',
         refresh(openedDuring),
         introspect(t, admin, { token: openedDuring.access_token }),
       ]);
-      expect(exchangeAfter.status).toBe(401);
-      expect(exchangeAfter.body).toEqual(errorBody(401, 'Unauthorized', 'Invalid request token'));
-      expect(readBefore.status).toBe(401);
-      expect(readBefore.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+      expectError(exchangeAfter, 401, 'Unauthorized', 'Invalid request token');
+      expectInvalidToken(readBefore);
       expect(readDuring.status).toBe(401);
       expect(refreshAfter.status).toBe(401);
       expect(introspectAfter.body).toEqual({ active: false });
@@ -188,8 +187,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen?grace_seconds=N (rolling a key)',
 
         const res = await regen(key.appname, `?grace_seconds=${value}`, { description: 'changed', roles: ['viewer'] });
 
-        expect(res.status).toBe(400);
-        expect(res.body).toEqual(errorBody(400, 'BadRequest', 'query.grace_seconds'));
+        expectError(res, 400, 'BadRequest', 'query.grace_seconds');
         expect((await readKey(t, key.appname)).body).toEqual(before);
         expect((await exchange(key)).status).toBe(200);
       },
@@ -200,8 +198,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen?grace_seconds=N (rolling a key)',
 
       const res = await regen(key.appname, '?grace=60');
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', 'unknown field "grace"'));
+      expectError(res, 400, 'BadRequest', 'unknown field "grace"');
       expect((await exchange(key)).status).toBe(200);
     });
   });

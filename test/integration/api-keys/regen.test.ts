@@ -1,7 +1,8 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
 import { signRequestToken } from '../../helpers/tokens';
-import { errorBody, keyPath, readKey, regenPath } from './support';
+import { expectError, expectInvalidToken } from '../../helpers/errors';
+import { keyPath, readKey, regenPath } from './support';
 
 describe('PUT /api/v1/api-keys/{appname}/regen (regenerate)', () => {
   let t: TestApp;
@@ -80,8 +81,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen (regenerate)', () => {
       await regen(key.appname, { roles: ['viewer'] }).expect(200);
       const res = await exchange(key.appname, key.appkey);
 
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when an access token obtained through the old appkey is used after regen, then 401 invalid_token', async () => {
@@ -92,9 +92,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen (regenerate)', () => {
       await regen(key.appname, { roles: ['viewer'] }).expect(200);
       const res = await t.http().get(keyPath(key.appname)).set(bearer(old));
 
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
-      expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+      expectInvalidToken(res);
     });
 
     it('when a refresh token obtained through the old appkey is used after regen, then 401', async () => {
@@ -104,8 +102,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen (regenerate)', () => {
       await regen(key.appname, { roles: ['viewer'] }).expect(200);
       const res = await t.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: oldRefresh });
 
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual(errorBody(401, 'Unauthorized'));
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when one key is regenerated, then another key keeps its appkey and tokens', async () => {
@@ -133,8 +130,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen (regenerate)', () => {
 
       const res = await regen(key.appname, { description: 'changed', roles: ['viewer'], [field]: value });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', field));
+      expectError(res, 400, 'BadRequest', field);
       expect((await readKey(t, key.appname)).body).toEqual(before);
       expect((await exchange(key.appname, key.appkey)).status).toBe(200);
     });
@@ -148,8 +144,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen (regenerate)', () => {
 
       const res = await regen(key.appname, body);
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', field));
+      expectError(res, 400, 'BadRequest', field);
       expect((await exchange(key.appname, key.appkey)).status).toBe(200);
     });
 
@@ -158,8 +153,7 @@ describe('PUT /api/v1/api-keys/{appname}/regen (regenerate)', () => {
 
       const res = await regen(appname, { roles: [] });
 
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual(errorBody(404, 'NotFound'));
+      expectError(res, 404, 'NotFound');
       expect((await readKey(t, appname)).status).toBe(404);
     });
   });

@@ -8,17 +8,6 @@ export const KEYS = '/api/v1/api-keys';
 export const keyPath = (appname: string) => `${KEYS}/${appname}`;
 export const regenPath = (appname: string) => `${KEYS}/${appname}/regen`;
 
-/** The uniform error body; the message is matched loosely unless a pattern is given. */
-export function errorBody(status: number, name: string, message?: RegExp | string) {
-  const expected =
-    message === undefined
-      ? expect.any(String)
-      : typeof message === 'string'
-        ? expect.stringContaining(message)
-        : expect.stringMatching(message);
-  return { status, name, message: expected };
-}
-
 /** An access token held by a fresh API key principal of that role. */
 export async function tokenForApiKeyRole(t: TestApp, role: Role | null): Promise<string> {
   const key = await createApiKey(t, { role });

@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, loginWithApiKey, randomName, tokenForRole } from '../../helpers/factories';
-import { errorBody, keyPath, readKey } from './support';
+import { expectError } from '../../helpers/errors';
+import { keyPath, readKey } from './support';
 
 describe('PUT /api/v1/api-keys/{appname} (update)', () => {
   let t: TestApp;
@@ -94,8 +95,7 @@ describe('PUT /api/v1/api-keys/{appname} (update)', () => {
 
       const res = await update(key.appname, { description: 'changed', roles: ['editor'], [field]: value });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', field));
+      expectError(res, 400, 'BadRequest', field);
       expect((await readKey(t, key.appname)).body).toEqual(before);
     });
 
@@ -110,8 +110,7 @@ describe('PUT /api/v1/api-keys/{appname} (update)', () => {
 
       const res = await update(key.appname, body);
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest', field));
+      expectError(res, 400, 'BadRequest', field);
       expect((await readKey(t, key.appname)).body).toEqual(before);
     });
 
@@ -121,8 +120,7 @@ describe('PUT /api/v1/api-keys/{appname} (update)', () => {
 
       const res = await update(key.appname, { description: 'before\u0000after', roles: ['viewer'] });
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest'));
+      expectError(res, 400, 'BadRequest');
       expect((await readKey(t, key.appname)).body).toEqual(before);
     });
 
@@ -132,8 +130,7 @@ describe('PUT /api/v1/api-keys/{appname} (update)', () => {
 
       const res = await update(key.appname);
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest'));
+      expectError(res, 400, 'BadRequest');
       expect((await readKey(t, key.appname)).body).toEqual(before);
     });
 
@@ -143,8 +140,7 @@ describe('PUT /api/v1/api-keys/{appname} (update)', () => {
 
       const res = await update(key.appname, [{ description: 'x' }]);
 
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorBody(400, 'BadRequest'));
+      expectError(res, 400, 'BadRequest');
       expect((await readKey(t, key.appname)).body).toEqual(before);
     });
 
@@ -153,8 +149,7 @@ describe('PUT /api/v1/api-keys/{appname} (update)', () => {
 
       const res = await update(appname, { description: 'd', roles: [] });
 
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual(errorBody(404, 'NotFound'));
+      expectError(res, 404, 'NotFound');
       expect((await readKey(t, appname)).status).toBe(404);
     });
   });

@@ -1,9 +1,9 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, tokenForRole, type TestApiKey } from '../../helpers/factories';
 import { claimsOf, signRequestToken, unsignedToken } from '../../helpers/tokens';
+import { expectError } from '../../helpers/errors';
 import {
   callProtected,
-  expectError,
   expectTokenResponse,
   ISSUER,
   nowSeconds,
@@ -115,7 +115,7 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
       const responses = await Promise.all(Array.from({ length: 20 }, () => exchange(requestToken)));
 
       expect(responses.filter((res) => res.status === 200)).toHaveLength(1);
-      responses.filter((res) => res.status !== 200).forEach((res) => expectError(res, 401));
+      responses.filter((res) => res.status !== 200).forEach((res) => expectError(res, 401, 'Unauthorized'));
     });
 
     it('when good tokens, replays and forgeries arrive together, then only the replays and forgeries are refused', async () => {
@@ -140,43 +140,43 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
     it('when the request token is signed with another key’s appkey, then 401', async () => {
       const res = await exchange(signRequestToken(key.appname, otherKey.appkey));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when the appname (iss) is unknown, then 401', async () => {
       const res = await exchange(signRequestToken('no-such-app', key.appkey));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when jti is missing, then 401', async () => {
       const res = await exchange(signRequestToken(key.appname, key.appkey, { claims: { jti: undefined } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when iat is missing, then 401', async () => {
       const res = await exchange(signRequestToken(key.appname, key.appkey, { claims: { iat: undefined } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when exp is missing, then 401', async () => {
       const res = await exchange(signRequestToken(key.appname, key.appkey, { claims: { exp: undefined } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when sub differs from iss, then 401', async () => {
       const res = await exchange(signRequestToken(key.appname, key.appkey, { claims: { sub: otherKey.appname } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when aud is not the issuer, then 401', async () => {
       const res = await exchange(signRequestToken(key.appname, key.appkey, { claims: { aud: 'http://other.test' } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when exp has passed (beyond the 30 s leeway), then 401', async () => {
@@ -184,7 +184,7 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
 
       const res = await exchange(signRequestToken(key.appname, key.appkey, { claims: { iat: now - 120, exp: now - 60 } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when iat is in the future (beyond the 30 s leeway), then 401', async () => {
@@ -192,7 +192,7 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
 
       const res = await exchange(signRequestToken(key.appname, key.appkey, { claims: { iat: now + 60, exp: now + 120 } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when exp - iat is over 300 seconds, then 401', async () => {
@@ -200,7 +200,7 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
 
       const res = await exchange(signRequestToken(key.appname, key.appkey, { claims: { iat: now, exp: now + 301 } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when the same request token is presented twice, then the first gets 200 and the replay 401', async () => {
@@ -210,19 +210,19 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
       const replay = await exchange(requestToken);
 
       expect(first.status).toBe(200);
-      expectError(replay, 401);
+      expectError(replay, 401, 'Unauthorized');
     });
 
     it('when the request token is unsigned (alg none), then 401', async () => {
       const res = await exchange(unsignedToken(requestClaims(key.appname)));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it.each(['RS256', 'ES256'] as const)('when the request token is signed with an asymmetric algorithm (%s), then 401', async (alg) => {
       const res = await exchange(signAsymmetric(requestClaims(key.appname), alg));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it.each([
@@ -232,13 +232,13 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
     ])('when jwt is %s, then 401', async (_label, jwt) => {
       const res = await exchange(jwt);
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when the request token lists a critical header extension (crit), then 401, since none is understood here', async () => {
       const res = await exchange(signRequestToken(key.appname, key.appkey, { header: { crit: ['exp'] } }));
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
   });
 
@@ -246,7 +246,7 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
     it('when the jwt field is missing, then 400', async () => {
       const res = await t.http().post(PATHS.apiKeyToken).send({});
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
     });
 
     it.each([
@@ -255,7 +255,7 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
     ])('when jwt is %s, then 400', async (_label, value) => {
       const res = await exchange(value);
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
     });
 
     it('when the body has an unknown extra field, then 400', async () => {
@@ -264,14 +264,14 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
         .post(PATHS.apiKeyToken)
         .send({ jwt: signRequestToken(key.appname, key.appkey), extra: 'field' });
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toContain('extra');
     });
 
     it('when the body is malformed JSON, then 400', async () => {
       const res = await t.http().post(PATHS.apiKeyToken).set('Content-Type', 'application/json').send('{"jwt": ');
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
     });
 
     it('when the content type is text/plain, then 415', async () => {
@@ -281,7 +281,7 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
         .set('Content-Type', 'text/plain')
         .send(signRequestToken(key.appname, key.appkey));
 
-      expectError(res, 415);
+      expectError(res, 415, 'UnsupportedMediaType');
     });
   });
 });

@@ -1,7 +1,8 @@
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, createUser, loginAs, loginWithApiKey } from '../../helpers/factories';
-import { expectError, ISSUER, PATHS } from './support';
+import { expectError } from '../../helpers/errors';
+import { ISSUER, PATHS } from './support';
 
 const PRIVATE_JWK_FIELDS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
 
@@ -60,6 +61,6 @@ describe('GET /.well-known/jwks.json', () => {
   it('when the JWK Set is requested with POST, then 405 with the uniform error body', async () => {
     const res = await t.http().post(PATHS.jwks);
 
-    expectError(res, 405);
+    expectError(res, 405, 'MethodNotAllowed');
   });
 });

@@ -1,7 +1,8 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
-import { callProtected, expectError, expectTokenResponse, PATHS } from './support';
+import { expectError } from '../../helpers/errors';
+import { callProtected, expectTokenResponse, PATHS } from './support';
 import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { UsersService } from '../../../src/users/users.service';
 import { Credentials } from '../../../src/users/credentials';
@@ -46,8 +47,8 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       const wrongPassword = await loginForm({ username: user.username, password: `${user.password}x` });
       const unknownUser = await loginForm({ username: 'no-such-user', password: user.password });
 
-      expectError(wrongPassword, 401);
-      expectError(unknownUser, 401);
+      expectError(wrongPassword, 401, 'Unauthorized');
+      expectError(unknownUser, 401, 'Unauthorized');
       expect(unknownUser.body).toEqual(wrongPassword.body);
       // No token was sent, so the challenge names no invalid_token (RFC 6750 §3.1).
       expect([wrongPassword.headers['www-authenticate'], unknownUser.headers['www-authenticate']]).toEqual(['Bearer', 'Bearer']);
@@ -64,7 +65,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
         [res.headers['x-request-id']],
       );
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
       expect(rows).toEqual([{ username: body(user).username.replace('\u0000', '\uFFFD') }]);
     });
 
@@ -73,7 +74,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
 
       const res = await loginForm(disabled);
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
   });
 
@@ -87,7 +88,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
 
       await elsewhere().setPassword(changed.username, `${changed.password}-new`, CLI_CONTEXT);
 
-      expectError(await loginForm(changed), 401);
+      expectError(await loginForm(changed), 401, 'Unauthorized');
       expect((await loginForm({ ...changed, password: `${changed.password}-new` })).status).toBe(200);
     });
 
@@ -97,7 +98,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
 
       await elsewhere().disable(disabled.username, CLI_CONTEXT);
 
-      expectError(await loginForm(disabled), 401);
+      expectError(await loginForm(disabled), 401, 'Unauthorized');
     });
 
     it('when the user is deleted, then the right password is refused', async () => {
@@ -106,7 +107,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
 
       await elsewhere().delete(deleted.username, CLI_CONTEXT);
 
-      expectError(await loginForm(deleted), 401);
+      expectError(await loginForm(deleted), 401, 'Unauthorized');
     });
 
     it('when the role is changed, then the next token carries the new role', async () => {
@@ -126,7 +127,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
     ])('when %s is missing, then 400', async (_field, body) => {
       const res = await loginForm(body(user));
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
     });
 
     it('when the password is over 72 bytes, then 400 rather than a silently truncated check', async () => {
@@ -139,13 +140,13 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       const over = await loginForm({ username: longUser.username, password: `${longPassword}x` });
 
       expect(exact.status).toBe(200);
-      expectError(over, 400);
+      expectError(over, 400, 'BadRequest');
     });
 
     it('when the password holds a NUL character, then 400 naming it, since bcrypt would stop reading there', async () => {
       const res = await loginForm({ username: user.username, password: `${user.password}\u0000anything` });
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toContain('password');
     });
 
@@ -154,7 +155,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
 
       const res = await t.http().post(PATHS.passwordToken).type('form').send(`username=${user.username}&password=x&${strangers}`);
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toBe(`body: unknown fields ${Array.from({ length: 10 }, (_, i) => `"f${i}"`).join(', ')} and 140 more`);
     });
 
@@ -165,14 +166,14 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
     ])('when a form body under 64 KiB carries more than 1000 fields (%s), then 400 saying so, not 413', async (_label, body) => {
       const res = await t.http().post(PATHS.passwordToken).type('form').send(body);
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toBe('A form body may carry at most 1000 fields');
     });
 
     it('when the content type is text/plain, then 415', async () => {
       const res = await t.http().post(PATHS.passwordToken).set('Content-Type', 'text/plain').send('username=a&password=b');
 
-      expectError(res, 415);
+      expectError(res, 415, 'UnsupportedMediaType');
     });
   });
 });

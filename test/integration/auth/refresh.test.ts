@@ -4,9 +4,10 @@ import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
-import { callProtected, expectError, expectInvalidToken, expectTokenResponse, PATHS, refreshWith, sleep } from './support';
+import { callProtected, expectTokenResponse, PATHS, refreshWith, sleep } from './support';
 import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { onPglite } from '../../helpers/database';
+import { expectError, expectInvalidToken } from '../../helpers/errors';
 
 describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
   let t: TestApp;
@@ -59,7 +60,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
 
       const reuse = await refreshWith(t, login.refresh_token);
 
-      expectError(reuse, 401);
+      expectError(reuse, 401, 'Unauthorized');
     });
 
     it('when a used refresh token is replayed, then the session is revoked: its newest refresh token and its access tokens fail', async () => {
@@ -72,8 +73,8 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
       const newestAccess = await callProtected(t, rotated.body.access_token);
       const firstAccess = await callProtected(t, login.access_token);
 
-      expectError(reuse, 401);
-      expectError(newestRefresh, 401);
+      expectError(reuse, 401, 'Unauthorized');
+      expectError(newestRefresh, 401, 'Unauthorized');
       expectInvalidToken(newestAccess);
       expectInvalidToken(firstAccess);
     });
@@ -112,7 +113,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
       expect(statuses.filter((s) => s === 401)).toHaveLength(19);
       const winner = results.find((r) => r.status === 200)!;
       expect(winner.body['session-state']).toBe(login['session-state']);
-      for (const loser of results.filter((r) => r.status !== 200)) expectError(loser, 401);
+      for (const loser of results.filter((r) => r.status !== 200)) expectError(loser, 401, 'Unauthorized');
     });
   });
 
@@ -122,7 +123,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
 
       const res = await refreshWith(t, login.access_token);
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
       expect((await refreshWith(t, login.refresh_token)).status).toBe(200);
     });
 
@@ -131,7 +132,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
 
       const res = await refreshWith(t, login.id_token);
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
       expect((await refreshWith(t, login.refresh_token)).status).toBe(200);
     });
 
@@ -142,7 +143,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
     ])('when refresh_token is %s, then 401', async (_label, refreshToken) => {
       const res = await refreshWith(t, refreshToken);
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when the refresh token’s claims are altered under the original signature, then 401', async () => {
@@ -152,7 +153,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
 
       const res = await refreshWith(t, `${header}.${forged}.${signature}`);
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     it('when a refresh token is re-signed HS256 with another secret, or given another algorithm, then 401', async () => {
@@ -173,14 +174,14 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
 
       const responses = await Promise.all(forgeries.map((forged) => refreshWith(t, forged)));
 
-      responses.forEach((res) => expectError(res, 401));
+      responses.forEach((res) => expectError(res, 401, 'Unauthorized'));
       expect((await refreshWith(t, login.refresh_token)).status).toBe(200);
     });
 
     it('when the refresh_token field is missing, then 400', async () => {
       const res = await t.http().post(PATHS.refresh).type('form').send({});
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
     });
 
     it('when the content type is text/plain, then 415', async () => {
@@ -188,7 +189,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
 
       const res = await t.http().post(PATHS.refresh).set('Content-Type', 'text/plain').send(login.refresh_token);
 
-      expectError(res, 415);
+      expectError(res, 415, 'UnsupportedMediaType');
     });
 
     it('when the user was disabled since login, then refreshing is 401', async () => {
@@ -198,7 +199,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
 
       const res = await refreshWith(t, login.refresh_token);
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
 
     // PGlite's connections share one session, so a second connection cannot hold a lock against the first.
@@ -222,7 +223,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
         await other.end();
       }
 
-      expectError(await refresh!, 401);
+      expectError(await refresh!, 401, 'Unauthorized');
       const { rows } = await t.db.query<{ refresh_jti: string }>('SELECT refresh_jti FROM sessions WHERE id = $1', [sessionId]);
       expect(rows[0]!.refresh_jti).toBe(claimsOf(login.refresh_token).jti);
     });
@@ -262,7 +263,7 @@ describe('refresh token lifetimes', () => {
     const expired = await refreshWith(t, stale.refresh_token);
     const control = await refreshWith(t, fresh.refresh_token);
 
-    expectError(expired, 401);
+    expectError(expired, 401, 'Unauthorized');
     expect(control.status).toBe(200);
   });
 });
@@ -297,6 +298,6 @@ describe('session absolute end (SESSION_MAX_TTL)', () => {
 
     await sleep(6000);
     const afterEnd = await refreshWith(t, rotated.body.refresh_token);
-    expectError(afterEnd, 401);
+    expectError(afterEnd, 401, 'Unauthorized');
   });
 });

@@ -16,32 +16,6 @@ export const PATHS = {
   protectedRoute: '/api/v1/api-keys',
 } as const;
 
-const ERROR_NAMES: Record<number, string> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType',
-};
-
-/** The contract's error body: exactly {status, name, message}, status equal to the HTTP status. */
-export function expectError(res: Response, status: number): void {
-  expect({ status: res.status, type: res.headers['content-type'], body: res.body }).toEqual({
-    status,
-    type: expect.stringMatching(/^application\/json/),
-    body: { status, name: ERROR_NAMES[status], message: expect.stringMatching(/\S/) },
-  });
-}
-
-/** A refused bearer token: 401, uniform body and an RFC 6750 invalid_token challenge. */
-export function expectInvalidToken(res: Response): void {
-  expectError(res, 401);
-  expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);
-  expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
-}
-
 /** Exactly the nine fields of the token response object, with the contract's fixed values. */
 export function expectTokenResponse(res: Response, expected: { accessTtl: number }): void {
   expect(res.status).toBe(200);

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
-import { errorBody } from './support';
+import { expectError } from '../../helpers/errors';
 
 describe('metrics: disabled (the default)', () => {
   let t: TestApp;
@@ -13,7 +13,7 @@ describe('metrics: disabled (the default)', () => {
 
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual(errorBody(404, 'NotFound'));
+    expectError(res, 404, 'NotFound');
   });
 
   it('when metrics are disabled, then nothing is collected and the OpenAPI document does not list /metrics', async () => {

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../../helpers/app';
-import { errorBody, sample } from './support';
+import { expectError } from '../../helpers/errors';
+import { sample } from './support';
 
 describe('metrics: on their own port (METRICS_PORT)', () => {
   let t: TestApp;
@@ -17,8 +18,7 @@ describe('metrics: on their own port (METRICS_PORT)', () => {
     const res = await t.http().get('/metrics');
     const document = await t.http().get('/api/v1/openapi.json');
 
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual(errorBody(404, 'NotFound'));
+    expectError(res, 404, 'NotFound');
     expect(Object.keys(document.body.paths)).not.toContain('/metrics');
   });
 
@@ -36,7 +36,6 @@ describe('metrics: on their own port (METRICS_PORT)', () => {
   it('when the metrics server gets any other path, then 404 in the uniform error body', async () => {
     const res = await request(metricsUrl).get('/api/v1/api-keys');
 
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual(errorBody(404, 'NotFound'));
+    expectError(res, 404, 'NotFound');
   });
 });

@@ -1,7 +1,5 @@
 import type { TestApp } from '../../helpers/app';
 
-export const errorBody = (status: number, name: string) => ({ status, name, message: expect.any(String) });
-
 /** GET /metrics on the main port; the text of a 200, checked to be the Prometheus text format. */
 export async function scrape(t: TestApp): Promise<string> {
   const res = await t.http().get('/metrics');

@@ -1,8 +1,9 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
+import { expectError } from '../../helpers/errors';
 import { ISSUER } from '../auth/support';
-import { expectError, OAUTH } from './support';
+import { OAUTH } from './support';
 
 /**
  * The discovery document names URLs under the configured issuer (http://issuer.test), as a real
@@ -64,7 +65,7 @@ describe('GET /.well-known/openid-configuration (discovery)', () => {
     expect(token.status).toBe(200);
     expect(refreshed.status).toBe(200);
     expect(revoked.status).toBe(200);
-    expectError(introspected, 401);
+    expectError(introspected, 401, 'Unauthorized');
     expect(jwks.body.keys.length).toBeGreaterThan(0);
   });
 
@@ -97,7 +98,7 @@ describe('GET /.well-known/openid-configuration (discovery)', () => {
   it('when the route is called with POST, then 405 with Allow: GET', async () => {
     const res = await t.http().post(OAUTH.discovery);
 
-    expectError(res, 405);
+    expectError(res, 405, 'MethodNotAllowed');
     expect(res.headers.allow).toBe('GET');
   });
 });

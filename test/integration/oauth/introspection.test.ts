@@ -1,8 +1,9 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, tokenForRole, type TestUser } from '../../helpers/factories';
-import { claimsOf } from '../../helpers/tokens';
-import { expectInvalidToken, ISSUER, refreshWith, sleep } from '../auth/support';
-import { expectError, foreignlySigned, introspect, OAUTH, revoke } from './support';
+import { claimsOf, signedByForeignKey } from '../../helpers/tokens';
+import { expectError } from '../../helpers/errors';
+import { ISSUER, refreshWith, sleep } from '../auth/support';
+import { introspect, OAUTH, revoke } from './support';
 import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 
 /** The active answer for a token: its own claims plus who holds it, the current scope and its kind. */
@@ -140,8 +141,8 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
     it('when the token carries our claims and kid but a foreign signature, then inactive', async () => {
       const login = await loginAs(t, user);
 
-      await inactive(foreignlySigned(login.access_token));
-      await inactive(foreignlySigned(login.refresh_token));
+      await inactive(signedByForeignKey(login.access_token));
+      await inactive(signedByForeignKey(login.refresh_token));
     });
 
     it.each([['garbage'], ['aaa.bbb.ccc']])('when the token is %s, then inactive', async (token) => {
@@ -153,33 +154,8 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
     });
   });
 
+  // No bearer token, a refused one, and a caller with no role: test/integration/security/bearer-routes.test.ts.
   describe('the caller', () => {
-    it('when no bearer token is sent, then 401 with a bare Bearer challenge', async () => {
-      const login = await loginAs(t, user);
-
-      const res = await t.http().post(OAUTH.introspect).type('form').send({ token: login.access_token });
-
-      expectError(res, 401);
-      expect(res.headers['www-authenticate']).toBe('Bearer');
-    });
-
-    it('when the caller sends a refresh token as bearer, then 401 invalid_token', async () => {
-      const login = await loginAs(t, user);
-
-      const res = await introspect(t, login.refresh_token, { token: login.access_token });
-
-      expectInvalidToken(res);
-    });
-
-    it('when the caller has no role (no api-keys:read), then 403', async () => {
-      const noRole = await tokenForRole(t, null);
-      const login = await loginAs(t, user);
-
-      const res = await introspect(t, noRole, { token: login.access_token });
-
-      expectError(res, 403);
-    });
-
     it('when a caller introspects its own token, then active', async () => {
       const res = await introspect(t, caller, { token: caller });
 
@@ -189,7 +165,7 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
     it('when no bearer token is sent and the body is malformed, then 401 comes first', async () => {
       const res = await t.http().post(OAUTH.introspect).set('Content-Type', 'application/json').send('{not json');
 
-      expectError(res, 401);
+      expectError(res, 401, 'Unauthorized');
     });
   });
 
@@ -197,27 +173,27 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
     it('when the token field is missing, then 400 naming it', async () => {
       const res = await introspect(t, caller, {});
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toContain('body.token');
     });
 
     it('when an unknown field is sent, then 400 naming it', async () => {
       const res = await introspect(t, caller, { token: 'x', client_secret: 'y' });
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toContain('"client_secret"');
     });
 
     it('when the content type is text/plain, then 415', async () => {
       const res = await t.http().post(OAUTH.introspect).set(bearer(caller)).set('Content-Type', 'text/plain').send('token=x');
 
-      expectError(res, 415);
+      expectError(res, 415, 'UnsupportedMediaType');
     });
 
     it('when the route is called with GET, then 405 with Allow: POST', async () => {
       const res = await t.http().get(OAUTH.introspect).set(bearer(caller));
 
-      expectError(res, 405);
+      expectError(res, 405, 'MethodNotAllowed');
       expect(res.headers.allow).toBe('POST');
     });
   });

@@ -1,7 +1,9 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, type TestUser } from '../../helpers/factories';
-import { callProtected, expectInvalidToken, refreshWith, sleep } from '../auth/support';
-import { expectError, foreignlySigned, OAUTH, revoke, sessionStates } from './support';
+import { expectError, expectInvalidToken } from '../../helpers/errors';
+import { signedByForeignKey } from '../../helpers/tokens';
+import { callProtected, refreshWith, sleep } from '../auth/support';
+import { OAUTH, revoke, sessionStates } from './support';
 
 /** RFC 7009: 200, no body, never cached. */
 function expectRevocationAnswer(res: { status: number; headers: Record<string, string>; text: string }): void {
@@ -30,7 +32,7 @@ describe('POST /api/auth/bearer/revoke (RFC 7009 token revocation)', () => {
 
       expectRevocationAnswer(res);
       expectInvalidToken(await callProtected(t, login.access_token));
-      expectError(await refreshWith(t, login.refresh_token), 401);
+      expectError(await refreshWith(t, login.refresh_token), 401, 'Unauthorized');
     });
 
     it('when an access token is revoked (JSON), then the refresh token and every access token of that session get 401', async () => {
@@ -42,7 +44,7 @@ describe('POST /api/auth/bearer/revoke (RFC 7009 token revocation)', () => {
       expectRevocationAnswer(res);
       expectInvalidToken(await callProtected(t, rotated.access_token));
       expectInvalidToken(await callProtected(t, login.access_token));
-      expectError(await refreshWith(t, rotated.refresh_token), 401);
+      expectError(await refreshWith(t, rotated.refresh_token), 401, 'Unauthorized');
     });
 
     it('when the hint names the other kind of token, then the token is still found and its session revoked', async () => {
@@ -51,7 +53,7 @@ describe('POST /api/auth/bearer/revoke (RFC 7009 token revocation)', () => {
       const res = await revoke(t, { token: login.access_token, token_type_hint: 'refresh_token' });
 
       expectRevocationAnswer(res);
-      expectError(await refreshWith(t, login.refresh_token), 401);
+      expectError(await refreshWith(t, login.refresh_token), 401, 'Unauthorized');
     });
 
     it('when one session is revoked, then other sessions of the same user keep working', async () => {
@@ -103,7 +105,7 @@ describe('POST /api/auth/bearer/revoke (RFC 7009 token revocation)', () => {
       const login = await loginAs(t, user);
       const before = await sessionStates(t);
 
-      const res = await revoke(t, { token: foreignlySigned(login.refresh_token) });
+      const res = await revoke(t, { token: signedByForeignKey(login.refresh_token) });
 
       expectRevocationAnswer(res);
       expect(await sessionStates(t)).toEqual(before);
@@ -124,21 +126,21 @@ describe('POST /api/auth/bearer/revoke (RFC 7009 token revocation)', () => {
     it('when the token field is missing, then 400 naming it', async () => {
       const res = await revoke(t, {});
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toContain('body.token');
     });
 
     it('when an unknown field is sent, then 400 naming it', async () => {
       const res = await revoke(t, { token: 'x', client_id: 'someone' });
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toContain('"client_id"');
     });
 
     it('when token_type_hint is not access_token or refresh_token, then 400 naming it', async () => {
       const res = await revoke(t, { token: 'x', token_type_hint: 'id_token' });
 
-      expectError(res, 400);
+      expectError(res, 400, 'BadRequest');
       expect(res.body.message).toContain('body.token_type_hint');
     });
 
@@ -147,14 +149,14 @@ describe('POST /api/auth/bearer/revoke (RFC 7009 token revocation)', () => {
 
       const res = await t.http().post(OAUTH.revoke).set('Content-Type', 'text/plain').send(login.refresh_token);
 
-      expectError(res, 415);
+      expectError(res, 415, 'UnsupportedMediaType');
       expect((await callProtected(t, login.access_token)).status).toBe(200);
     });
 
     it('when the route is called with GET, then 405 with Allow: POST', async () => {
       const res = await t.http().get(OAUTH.revoke);
 
-      expectError(res, 405);
+      expectError(res, 405, 'MethodNotAllowed');
       expect(res.headers.allow).toBe('POST');
     });
 
@@ -204,7 +206,7 @@ describe('revocation rate limit (per client address, shared with the token route
 
     const res = await revoke(t, { token: 'garbage' });
 
-    expectError(res, 429);
+    expectError(res, 429, 'TooManyRequests');
     expect(res.headers['retry-after']).toMatch(/^\d+$/);
     expect(res.headers['ratelimit']).toMatch(/^"token-routes"; r=0;/);
   });

@@ -13,9 +13,9 @@ async function post(server: ServerProcess, route: string, body: unknown, token?:
   return { status: res.status, body: (await res.json()) as { access_token?: string; scope?: string; data?: { appkey: string } } };
 }
 
+/** SIGTERM, and the exit code. */
 async function stop(server: ServerProcess): Promise<number | null> {
-  server.child.kill('SIGTERM');
-  return server.exited;
+  return (await server.stop()).code;
 }
 
 describe('zero configuration: the embedded database in the data folder', () => {

@@ -62,14 +62,14 @@ describe('graceful shutdown of a real server process', () => {
     await new Promise((r) => setTimeout(r, 600));
 
     const signalledAt = Date.now();
-    server.child.kill('SIGTERM');
+    const stopped = server.stop();
     const afterSignal: Promise<Outcome>[] = [];
     for (let i = 0; i < 20; i++) {
       afterSignal.push(login(server.baseUrl, false));
       await new Promise((r) => setTimeout(r, 10));
     }
     const outcomes = await Promise.all([...inFlight, ...afterSignal]);
-    const exitCode = await server.exited;
+    const { code: exitCode } = await stopped;
     const exitedAfterMs = Date.now() - signalledAt;
 
     // Requests in flight at the signal all finish, with a whole token response.

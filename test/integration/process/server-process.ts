@@ -1,31 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import path from 'node:path';
+import { SERVICE_FROM_SOURCE, startNodeProcess, type NodeProcess } from '../../../scripts/harness/node-process';
 import { createTestDatabase, testPoolSize, type TestDatabase } from '../../helpers/database';
 
-export interface ServerProcess {
-  baseUrl: string;
+export interface ServerProcess extends NodeProcess {
   /** DATABASE_URL and MASTER_KEY it runs with; pass as `joinDatabaseOf` to start a second instance. */
   database: Record<string, string>;
-  child: ChildProcess;
-  /** Resolves with the exit code once the process has ended. */
-  exited: Promise<number | null>;
-  output: () => string;
   /** Kills the process if still running and drops the database it created. */
   cleanup: () => Promise<void>;
-}
-
-const ROOT = path.resolve(__dirname, '../../..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
 }
 
 /**
@@ -48,13 +29,11 @@ export async function startServerProcess(
   const database: Record<string, string> = options.joinDatabaseOf?.database ??
     (given ? { DATABASE_URL: given.url, MASTER_KEY: randomBytes(32).toString('base64') } : { DATA_DIR: options.embeddedDataDir ?? '' });
 
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
+  const server = await startNodeProcess({
+    label: 'the service',
+    ...SERVICE_FROM_SOURCE,
     env: {
-      PATH: process.env.PATH ?? '',
       NODE_ENV: 'test',
-      PORT: String(port),
       HOST: '127.0.0.1',
       BCRYPT_COST: '4',
       LOG_LEVEL: 'warn',
@@ -64,34 +43,17 @@ export async function startServerProcess(
       ...database,
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    readyPath: '/readyz',
+  }).catch(async (err: unknown) => {
+    await owned?.drop();
+    throw err;
   });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited during start:\n${output}`);
-    const ready = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`server not ready within 30 s:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 
   return {
-    baseUrl,
+    ...server,
     database,
-    child,
-    exited,
-    output: () => output,
     async cleanup() {
-      if (child.exitCode === null) {
-        child.kill('SIGKILL');
-        await exited;
-      }
+      await server.kill();
       await owned?.drop();
     },
   };

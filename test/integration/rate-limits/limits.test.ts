@@ -1,13 +1,13 @@
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createUser, tokenForRole } from '../../helpers/factories';
+import { expectError } from '../../helpers/errors';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // Windows are 5 s: long enough that a slow machine cannot roll one over mid-test, short enough to wait out.
 
 function expectTooManyRequests(res: Response): void {
-  expect(res.status).toBe(429);
-  expect(res.body).toEqual({ status: 429, name: 'TooManyRequests', message: expect.any(String) });
+  expectError(res, 429, 'TooManyRequests');
   expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
 }
 

@@ -1,0 +1,57 @@
+import type { Role } from '../../src/shared/principals';
+import { randomName } from './factories';
+
+/** A route behind a bearer token, as the security suite calls it. */
+export interface BearerRoute {
+  method: 'get' | 'post' | 'put' | 'delete';
+  /** As the OpenAPI document writes it; `{appname}` is replaced by a fresh key of role viewer for each call. */
+  path: string;
+  /** A body the route accepts, so that only the bearer token can make it refuse; a function, as a create needs a new appname each time. */
+  body?: () => Record<string, string | string[]>;
+  /** Sent as a form rather than JSON. */
+  form?: true;
+  /** The least role that may call it, and the status it then answers. */
+  allowed: { role: Role; status: number };
+  /** Every role too low for it (null: no role at all): 403. */
+  forbidden: (Role | null)[];
+}
+
+/**
+ * Every route that takes a bearer token. A new one needs only a row here: the suite checks that this
+ * table and the OpenAPI document's bearer operations are the same set.
+ */
+export const BEARER_ROUTES: readonly BearerRoute[] = [
+  { method: 'get', path: '/api/v1/api-keys', allowed: { role: 'viewer', status: 200 }, forbidden: [null] },
+  {
+    method: 'post',
+    path: '/api/v1/api-keys',
+    body: () => ({ appname: randomName('created'), roles: ['viewer'] }),
+    allowed: { role: 'editor', status: 201 },
+    forbidden: ['viewer', null],
+  },
+  { method: 'get', path: '/api/v1/api-keys/{appname}', allowed: { role: 'viewer', status: 200 }, forbidden: [null] },
+  {
+    method: 'put',
+    path: '/api/v1/api-keys/{appname}',
+    body: () => ({ description: 'changed', roles: ['viewer'] }),
+    allowed: { role: 'editor', status: 200 },
+    forbidden: ['viewer', null],
+  },
+  { method: 'delete', path: '/api/v1/api-keys/{appname}', allowed: { role: 'editor', status: 204 }, forbidden: ['viewer', null] },
+  {
+    method: 'put',
+    path: '/api/v1/api-keys/{appname}/regen',
+    body: () => ({ description: 'regenerated', roles: ['viewer'] }),
+    allowed: { role: 'editor', status: 200 },
+    forbidden: ['viewer', null],
+  },
+  { method: 'get', path: '/api/v1/audit-events', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  {
+    method: 'post',
+    path: '/api/auth/bearer/introspect',
+    body: () => ({ token: 'not-a-token' }),
+    form: true,
+    allowed: { role: 'viewer', status: 200 },
+    forbidden: [null],
+  },
+];

@@ -1,0 +1,4 @@
+import { BEARER_ROUTES } from '../../helpers/bearer-routes';
+import { describeBearerSecurity } from '../../helpers/security-suite';
+
+describeBearerSecurity(BEARER_ROUTES);
