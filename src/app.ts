@@ -10,6 +10,7 @@ import { healthRouter } from './health/health.router';
 import { tokensRouter } from './tokens/tokens.router';
 import { jwksRouter } from './signing-keys/jwks.router';
 import { oauthRouter } from './oauth/oauth.router';
+import { oauthEndpointsRouter } from './oauth/oauth-endpoints.router';
 import { discoveryDocument } from './oauth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
 import { auditRouter } from './audit-events/audit-events.router';
@@ -53,6 +54,16 @@ export function buildApp({ config, logger, services, metrics, rateLimits }: AppD
       introspection: services.introspection,
       authenticator: services.authenticator,
       discovery: discoveryDocument(config.issuer),
+      limits: rateLimits,
+    }),
+  );
+  app.use(
+    oauthEndpointsRouter({
+      endpoint: services.tokenEndpoint,
+      clients: services.clients,
+      revocation: services.revocation,
+      introspection: services.introspection,
+      authenticator: services.authenticator,
       limits: rateLimits,
     }),
   );

@@ -36,6 +36,8 @@ const envSchema = z
     DATABASE_STATEMENT_TIMEOUT: wholeSeconds(10),
     DATA_DIR: z.string().default('./data'),
     ISSUER: z.string().url().optional(),
+    AUDIENCE: z.string().min(1).optional(),
+    DEFAULT_CLIENT_ID: z.string().regex(/^[\x21-\x7e]{1,64}$/, 'must be 1 to 64 visible ASCII characters').default('public'),
     MASTER_KEY: masterKey,
     ACCESS_TOKEN_TTL: wholeSeconds(300),
     REFRESH_TOKEN_TTL: wholeSeconds(1800),
@@ -88,6 +90,10 @@ export interface Config {
   readonly databaseStatementTimeout: number;
   readonly dataDir: string;
   readonly issuer: string;
+  /** The `aud` of access tokens: every resource server checks it (AUDIENCE, default the issuer). */
+  readonly audience: string;
+  /** The client a user's tokens are for when the login named none (DEFAULT_CLIENT_ID). */
+  readonly defaultClientId: string;
   /** 32 raw bytes; undefined means "load or generate one in dataDir" (refused in production). */
   readonly masterKey: Buffer | undefined;
   readonly accessTokenTtl: number;
@@ -144,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   ];
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
+  const issuer = (e.ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
@@ -153,7 +160,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseConnectTimeout: e.DATABASE_CONNECT_TIMEOUT,
     databaseStatementTimeout: e.DATABASE_STATEMENT_TIMEOUT,
     dataDir: e.DATA_DIR,
-    issuer: (e.ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
+    issuer,
+    audience: e.AUDIENCE ?? issuer,
+    defaultClientId: e.DEFAULT_CLIENT_ID,
     masterKey: e.MASTER_KEY,
     accessTokenTtl: e.ACCESS_TOKEN_TTL,
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,

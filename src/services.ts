@@ -16,6 +16,9 @@ import { PasswordGrant } from './tokens/grants/password.grant';
 import { RefreshGrant, type TokenEvents } from './tokens/grants/refresh.grant';
 import type { TokenGrants } from './tokens/tokens.router';
 import { BearerAuthenticator } from './bearer/bearer-authenticator';
+import { ClientSecrets } from './tokens/client-secrets';
+import { TokenEndpoint } from './oauth/token-endpoint';
+import { PATHS } from './shared/paths';
 import { RevocationService } from './oauth/revocation.service';
 import { IntrospectionService } from './oauth/introspection.service';
 import { AuditService } from './audit-events/audit-events.service';
@@ -29,6 +32,9 @@ export interface Services {
   authenticator: BearerAuthenticator;
   /** The key routes' bearer check, which reads GET /{appname}'s key in the same round trip. */
   keyRoutesAuthenticator: KeyReadAlong;
+  /** POST /oauth2/token over the same grants, and the API keys' client authentication. */
+  tokenEndpoint: TokenEndpoint;
+  clients: ClientSecrets;
   revocation: RevocationService;
   introspection: IntrospectionService;
   audit: AuditService;
@@ -42,7 +48,7 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const signingKeys = new SigningKeysService(db, box, config.accessTokenTtl + config.clockTolerance);
   const signer = new TokenSigner(signingKeys, refreshTokenKey(masterKey), {
     issuer: config.issuer,
-    audience: config.issuer,
+    audience: config.audience,
     clockTolerance: config.clockTolerance,
   });
   const authenticator = new BearerAuthenticator(db, signer);
@@ -50,16 +56,26 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const appkeys = new ValidAppkeys(db, box);
   const credentials = new Credentials(db, config.bcryptCost);
   const issuer = new TokenIssuer(signer, config);
+  const grants: TokenGrants = {
+    apiKey: new ApiKeyGrant(db, issuer, appkeys, new ApiKeyLogins(db), {
+      audiences: [config.issuer],
+      maxLifetimeSeconds: 300,
+      clockTolerance: config.clockTolerance,
+    }),
+    password: new PasswordGrant(db, issuer, credentials, config.defaultClientId),
+    refresh: new RefreshGrant(db, signer, issuer, new RefreshRotations(db), config.defaultClientId, tokenEvents),
+  };
+  const clients = new ClientSecrets(db, appkeys);
+  // Request tokens as client libraries send them: up to an hour, for the issuer or this endpoint.
+  const assertionRules = { audiences: [config.issuer, `${config.issuer}${PATHS.oauthToken}`], maxLifetimeSeconds: 3600, clockTolerance: config.clockTolerance };
   return {
     db,
     apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys),
     users: new UsersService(db, config.bcryptCost, credentials),
     signingKeys,
-    grants: {
-      apiKey: new ApiKeyGrant(db, issuer, appkeys, new ApiKeyLogins(db), { issuer: config.issuer, clockTolerance: config.clockTolerance }),
-      password: new PasswordGrant(db, issuer, credentials),
-      refresh: new RefreshGrant(db, signer, issuer, new RefreshRotations(db), tokenEvents),
-    },
+    grants,
+    tokenEndpoint: new TokenEndpoint({ ...grants, clients, assertionRules }),
+    clients,
     authenticator,
     keyRoutesAuthenticator,
     revocation: new RevocationService(db, signer),

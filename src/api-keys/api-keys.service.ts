@@ -2,7 +2,7 @@ import type { Database, Queryable } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import { sha256 } from '../crypto/digest';
 import { forbidden, notFound } from '../shared/errors';
-import { canManageKeyWithRole, canRead, canWrite, type Principal, type Role } from '../shared/principals';
+import { allows, type Principal, type Role } from '../shared/principals';
 import { revokeSessionsOfStaleAppkeys } from '../sessions/revocation';
 import { contextOf, type RequestOrigin } from '../shared/audit-context';
 import { recordAuditEvent } from '../audit-trail/audit-trail';
@@ -122,7 +122,7 @@ export class ApiKeysService {
 
   /** Deletes the key; its sessions go with it (ON DELETE CASCADE), so its tokens stop working. */
   async delete(principal: Principal, appname: string, origin: RequestOrigin): Promise<void> {
-    if (!canWrite(principal.role)) throw forbidden();
+    if (!allows.write(principal)) throw forbidden();
     await this.db.withTransaction(async (tx) => {
       const before = await this.lockManageable(tx, principal, appname);
       await keys.deleteApiKey(tx, appname);
@@ -148,11 +148,11 @@ export class ApiKeysService {
 }
 
 function assertCanRead(principal: Principal): void {
-  if (!canRead(principal.role)) throw forbidden();
+  if (!allows.read(principal)) throw forbidden();
 }
 
 function assertCanManage(principal: Principal, targetRole: Role | null): void {
-  if (!canManageKeyWithRole(principal.role, targetRole)) throw forbidden();
+  if (!allows.manageKeyWithRole(principal, targetRole)) throw forbidden();
 }
 
 function throwNotFound(appname: string): never {

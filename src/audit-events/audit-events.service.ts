@@ -1,6 +1,6 @@
 import type { Database } from '../db/database';
 import { forbidden } from '../shared/errors';
-import type { Principal } from '../shared/principals';
+import { allows, type Principal } from '../shared/principals';
 import { listAuditEvents, type AuditEventRow } from './audit-events.repository';
 import type { ListAuditEventsInput } from './audit-events.schemas';
 
@@ -10,7 +10,7 @@ export class AuditService {
 
   /** Admins only: events name principals, addresses and sessions. */
   async list(principal: Principal, filter: ListAuditEventsInput): Promise<AuditEventRow[]> {
-    if (principal.role !== 'admin') throw forbidden('The audit trail is for admins only');
+    if (!allows.administer(principal)) throw forbidden('The audit trail is for admins only');
     return listAuditEvents(this.db, filter);
   }
 }

@@ -1,6 +1,6 @@
 import { UnauthorizedError } from '../shared/errors';
 import type { Database } from '../db/database';
-import type { Principal } from '../shared/principals';
+import { effectiveScopes, type Principal } from '../shared/principals';
 import type { TokenSigner } from '../signing-keys/token-signer';
 import { findLivePrincipal, type SessionRead } from '../sessions/liveness';
 
@@ -31,7 +31,14 @@ export class BearerAuthenticator {
     const { live, alongside } = await read(this.db, claims.sid);
     if (!live || live.principal_id !== claims.sub) throw new UnauthorizedError('Access token is no longer valid');
     return {
-      principal: { type: live.type, id: live.principal_id, name: live.name, role: live.role, sessionId: live.session_id },
+      principal: {
+        type: live.type,
+        id: live.principal_id,
+        name: live.name,
+        role: live.role,
+        sessionId: live.session_id,
+        scopes: effectiveScopes(live.role, live.scope),
+      },
       alongside,
     };
   }

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, ERROR_STATUS, UnauthorizedError, type ErrorName } from '../shared/errors';
+import { AppError, ERROR_STATUS, LoginRefusedError, OAuthError, UnauthorizedError, type ErrorName } from '../shared/errors';
 import { isDatabaseUnavailable } from '../db/database';
 import { FORM_FIELD_LIMIT } from './body-parsers';
 import { stdSerializers } from 'pino';
@@ -56,7 +56,11 @@ export function errorHandler(logger: Logger) {
       const cause = err instanceof Error ? stdSerializers.err(err) : String(err);
       logger.error({ req: { id: res.locals.requestId, method: req.method, path: req.path }, cause }, 'request failed');
     }
-    if (error instanceof UnauthorizedError || error.status === 401) {
+    // A refused login counts against the failed-login limits, whatever status its route answers with.
+    if (err instanceof LoginRefusedError || (err instanceof OAuthError && err.cause instanceof LoginRefusedError)) res.locals.loginRefused = true;
+    if (error instanceof OAuthError) {
+      if (error.basicChallenge) res.setHeader('WWW-Authenticate', 'Basic realm="token endpoint"');
+    } else if (error instanceof UnauthorizedError || error.status === 401) {
       const refused = error instanceof UnauthorizedError ? error.tokenRefused : true;
       res.setHeader('WWW-Authenticate', refused ? `Bearer error="invalid_token", error_description="${headerSafe(error.message)}"` : 'Bearer');
     }

@@ -29,8 +29,8 @@ function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, onRe
 export function buildRateLimits(settings: RateLimitSettings, storeFor: StoreFactory, onRejected: RejectionListener | undefined): RateLimits {
   const onlyFailedLogins: Partial<Options> = {
     skipSuccessfulRequests: true,
-    // Only a refused password counts: a 400 for a missing field or a 429 is no password attempt.
-    requestWasSuccessful: (_req, res) => res.statusCode !== 401,
+    // Only a refused login counts (see errorHandler): a 400 for a missing field or a 429 is no password attempt.
+    requestWasSuccessful: (_req, res) => res.locals.loginRefused !== true,
   };
   return {
     tokenRoutes: [limiter('token-routes', settings.tokenRoutes, storeFor, onRejected, { keyGenerator: clientAddress })],

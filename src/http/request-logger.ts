@@ -10,6 +10,8 @@ declare global {
       requestId?: string;
       /** When the request reached the app (process.hrtime.bigint()), for the log line's duration. */
       receivedAt?: bigint;
+      /** Set when the request was a refused login, which the failed-login limits count. */
+      loginRefused?: boolean;
     }
   }
 }

@@ -1,34 +1,39 @@
 import { PATHS } from '../shared/paths';
 import { scopeFor } from '../shared/principals';
 import type { DiscoveryDocument } from './oauth.responses';
-
+import { GRANT_TYPES } from './token-endpoint';
 
 /** The highest role holds every scope there is. */
 const SCOPES = scopeFor('admin').split(' ');
 
-/** Claims of our access and ID tokens (see TokenService.issue). */
-const CLAIMS = ['iss', 'sub', 'aud', 'iat', 'exp', 'jti', 'sid', 'typ', 'auth_time', 'scope', 'roles', 'preferred_username', 'principal_type'];
+/** Claims of our access and ID tokens (see TokenIssuer.issue). */
+const CLAIMS = ['iss', 'sub', 'aud', 'azp', 'iat', 'exp', 'jti', 'sid', 'typ', 'auth_time', 'scope', 'roles', 'client_id', 'preferred_username', 'principal_type'];
+
+const SECRET_METHODS = ['client_secret_basic', 'client_secret_post'];
 
 /**
- * OpenID Connect Discovery 1.0 / RFC 8414 metadata. Every URL is built from the configured issuer,
- * as clients must reach the service under the name its tokens carry.
+ * RFC 8414 authorization server metadata, served also as OpenID Connect Discovery 1.0: registered
+ * names only. Every URL is built from the configured issuer, as clients must reach the service under
+ * the name its tokens carry.
  */
 export function discoveryDocument(issuer: string): DiscoveryDocument {
   const at = (path: string) => `${issuer}${path}`;
   return {
     issuer,
     jwks_uri: at(PATHS.jwks),
-    token_endpoint: at(PATHS.token),
-    refresh_endpoint: at(PATHS.refresh),
-    revocation_endpoint: at(PATHS.revocation),
-    introspection_endpoint: at(PATHS.introspection),
-    grant_types_supported: ['password', 'refresh_token'],
+    token_endpoint: at(PATHS.oauthToken),
+    revocation_endpoint: at(PATHS.oauthRevocation),
+    introspection_endpoint: at(PATHS.oauthIntrospection),
+    grant_types_supported: [...GRANT_TYPES],
+    // There is no authorization endpoint.
+    response_types_supported: [],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: ['ES256'],
-    // Public clients: the token, refresh and revocation routes take no client authentication.
-    token_endpoint_auth_methods_supported: ['none'],
-    revocation_endpoint_auth_methods_supported: ['none'],
     scopes_supported: SCOPES,
+    token_endpoint_auth_methods_supported: [...SECRET_METHODS, 'client_secret_jwt', 'none'],
+    token_endpoint_auth_signing_alg_values_supported: ['HS256', 'HS384', 'HS512'],
+    revocation_endpoint_auth_methods_supported: [...SECRET_METHODS, 'none'],
+    introspection_endpoint_auth_methods_supported: SECRET_METHODS,
+    id_token_signing_alg_values_supported: ['ES256'],
     claims_supported: CLAIMS,
   };
 }

@@ -5,7 +5,7 @@ import type { TokenSigner } from '../signing-keys/token-signer';
 import type { TokenTypeHint } from './oauth.schemas';
 import type { IntrospectionResult } from './oauth.responses';
 import { verifyPresentedToken } from './presented-token';
-import { canRead, scopeFor, type Principal } from '../shared/principals';
+import { allows, heldScope, type Principal } from '../shared/principals';
 
 const INACTIVE: IntrospectionResult = Object.freeze({ active: false });
 
@@ -22,7 +22,7 @@ export class IntrospectionService {
 
   /** The caller needs `api-keys:read` (viewer and up): token metadata names principals and sessions. */
   async introspect(caller: Principal, token: string, hint?: TokenTypeHint): Promise<IntrospectionResult> {
-    if (!canRead(caller.role)) throw forbidden('Introspection needs the api-keys:read scope');
+    if (!allows.read(caller)) throw forbidden('Introspection needs the api-keys:read scope');
     const presented = await verifyPresentedToken(this.signer, token, hint);
     if (!presented) return INACTIVE;
     const { kind, claims } = presented;
@@ -31,7 +31,7 @@ export class IntrospectionService {
     if (!live || live.principal_id !== claims.sub) return INACTIVE;
     return {
       active: true,
-      scope: scopeFor(live.role),
+      scope: heldScope(live.role, live.scope),
       ...(live.type === 'api_key' ? { client_id: live.name } : { username: live.name }),
       token_type: kind === 'Refresh' ? 'refresh_token' : 'access_token',
       exp: claims.exp,

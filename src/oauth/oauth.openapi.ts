@@ -1,7 +1,83 @@
 import { PATHS } from '../shared/paths';
-import { BEARER, errors, header, jsonOrFormBody, ok, type OpenApiOperation, type RoutesDescription } from '../http/openapi';
-import { introspectionBody, revocationBody } from './oauth.schemas';
+import { BEARER, errors, header, jsonOrFormBody, ok, schemaRef, type OpenApiOperation, type RoutesDescription } from '../http/openapi';
+import { oauthErrorBody } from '../shared/errors';
+import { introspectionBody, oauthTokenOperandRequest, oauthTokenRequest, revocationBody } from './oauth.schemas';
 import { discoveryResponse, introspectionResponse } from './oauth.responses';
+import { oauthTokenResponse } from '../tokens/tokens.responses';
+
+/** Client authentication by an API key: Basic of the form-urlencoded appname and appkey (client_secret_basic). */
+const CLIENT_BASIC = { clientBasic: [] };
+
+const oauthError = (description: string, headers?: Record<string, unknown>) => ({
+  description,
+  ...(headers && { headers }),
+  content: { 'application/json': { schema: schemaRef('OAuthError') } },
+});
+
+/** RFC 6749 §5.2: 400 for a bad request or grant, 401 invalid_client (a Basic challenge when Basic was used). */
+const OAUTH_ERRORS = {
+  400: oauthError('invalid_request, invalid_grant, unsupported_grant_type or invalid_scope.'),
+  401: oauthError('invalid_client: client authentication failed.', {
+    'WWW-Authenticate': { description: 'Basic, when the client authenticated with Basic.', required: false, schema: { type: 'string', pattern: '^Basic\\b' } },
+  }),
+};
+
+const FORM_AND_JSON = (schema: string) => ({
+  required: true,
+  content: { 'application/x-www-form-urlencoded': { schema: schemaRef(schema) }, 'application/json': { schema: schemaRef(schema) } },
+});
+
+/** POST /oauth2/token: every grant (RFC 6749 §3.2). */
+function tokenEndpointOperation(): OpenApiOperation {
+  return {
+    operationId: 'oauth2_token_post',
+    summary: 'OAuth 2.0 token endpoint: password, refresh_token, client_credentials and jwt-bearer grants',
+    tags: ['OAuth 2.0'],
+    security: [{}, CLIENT_BASIC],
+    requestBody: FORM_AND_JSON('OAuthTokenRequest'),
+    responses: {
+      200: ok('The token response (RFC 6749 §5.1).', 'OAuthTokenResponse', { 'Cache-Control': header('Cache-Control') }),
+      ...OAUTH_ERRORS,
+      ...errors('PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests', 'ServiceUnavailable'),
+    },
+  };
+}
+
+/** POST /oauth2/revoke: RFC 7009, by possession; an API key's client authentication is checked when sent. */
+function oauthRevocationOperation(): OpenApiOperation {
+  return {
+    operationId: 'oauth2_revoke_post',
+    summary: 'Revoke an access or refresh token (RFC 7009); client authentication optional',
+    tags: ['OAuth 2.0'],
+    security: [{}, CLIENT_BASIC],
+    requestBody: FORM_AND_JSON('OAuthTokenOperand'),
+    responses: {
+      200: { description: 'Revoked, or not a live token of ours (the same answer); no body.', headers: { 'Cache-Control': header('Cache-Control') } },
+      ...OAUTH_ERRORS,
+      ...errors('PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+    },
+  };
+}
+
+/** POST /oauth2/introspect: RFC 7662, for a bearer token or an API key's client authentication granting api-keys:read. */
+function oauthIntrospectionOperation(): OpenApiOperation {
+  return {
+    operationId: 'oauth2_introspect_post',
+    summary: 'Describe an access or refresh token (RFC 7662); needs api-keys:read, by bearer token or client authentication',
+    tags: ['OAuth 2.0'],
+    security: [...BEARER, CLIENT_BASIC],
+    requestBody: FORM_AND_JSON('OAuthTokenOperand'),
+    responses: {
+      200: ok('The live token\'s claims, or exactly {"active": false}.', 'IntrospectionResponse', { 'Cache-Control': header('Cache-Control') }),
+      400: oauthError('invalid_request, or a body that is not a form or a JSON object.'),
+      401: {
+        description: 'No bearer token or client authentication (a Bearer challenge), a refused bearer token, or invalid_client.',
+        content: { 'application/json': { schema: { oneOf: [schemaRef('Error'), schemaRef('OAuthError')] } } },
+      },
+      ...errors('Forbidden', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+    },
+  };
+}
 
 /** RFC 7009: 200 with an empty body whatever the token was, so the route cannot probe for tokens. */
 function revocationOperation(): OpenApiOperation {
@@ -32,24 +108,35 @@ function introspectionOperation(): OpenApiOperation {
   };
 }
 
-function discoveryOperation(): OpenApiOperation {
-  return {
-    operationId: 'well_known_openid_configuration_get',
-    summary: 'Discovery metadata (OpenID Connect Discovery, RFC 8414)',
-    tags: ['Platform'],
-    responses: { 200: ok('The issuer\'s metadata.', 'DiscoveryDocument'), ...errors() },
-  };
+function discoveryOperation(operationId: string, summary: string): OpenApiOperation {
+  return { operationId, summary, tags: ['Platform'], responses: { 200: ok('The issuer\'s metadata.', 'DiscoveryDocument'), ...errors() } };
 }
 
-/** The routes of oauthRouter: revocation, introspection and discovery. */
+/** The routes of oauthRouter and oauthEndpointsRouter: revocation, introspection, metadata, and the OAuth 2.0 endpoints. */
 export function describeOAuthRoutes(): RoutesDescription {
   return {
     paths: {
       [PATHS.revocation]: { post: revocationOperation() },
       [PATHS.introspection]: { post: introspectionOperation() },
-      [PATHS.discovery]: { get: discoveryOperation() },
+      [PATHS.discovery]: { get: discoveryOperation('well_known_openid_configuration_get', 'Discovery metadata (OpenID Connect Discovery 1.0)') },
+      [PATHS.authorizationServerMetadata]: {
+        get: discoveryOperation('well_known_oauth_authorization_server_get', 'Authorization server metadata (RFC 8414), the same document'),
+      },
+      [PATHS.oauthToken]: { post: tokenEndpointOperation() },
+      [PATHS.oauthRevocation]: { post: oauthRevocationOperation() },
+      [PATHS.oauthIntrospection]: { post: oauthIntrospectionOperation() },
     },
-    requestSchemas: { RevocationBody: revocationBody, IntrospectionBody: introspectionBody },
-    responseSchemas: { IntrospectionResponse: introspectionResponse, DiscoveryDocument: discoveryResponse },
+    requestSchemas: {
+      RevocationBody: revocationBody,
+      IntrospectionBody: introspectionBody,
+      OAuthTokenRequest: oauthTokenRequest,
+      OAuthTokenOperand: oauthTokenOperandRequest,
+    },
+    responseSchemas: {
+      IntrospectionResponse: introspectionResponse,
+      DiscoveryDocument: discoveryResponse,
+      OAuthTokenResponse: oauthTokenResponse,
+      OAuthError: oauthErrorBody,
+    },
   };
 }

@@ -7,8 +7,8 @@ const activeToken = {
   active: z.literal(true),
   scope: z
     .string()
-    .regex(/^openid(?: [a-z-]+:[a-z-]+)*$/)
-    .meta({ description: 'The scopes the token grants now (roles are read on every call).' }),
+    .regex(/^(?:(?:openid|[a-z-]+:[a-z-]+)(?: (?:openid|[a-z-]+:[a-z-]+))*)?$/)
+    .meta({ description: 'The scopes the token grants now: those it was issued with, within what the role grants now.' }),
   token_type: z.enum(['access_token', 'refresh_token']),
   exp: seconds.meta({ description: 'Expiry, Unix seconds.' }),
   iat: seconds.meta({ description: 'Issued at, Unix seconds.' }),
@@ -29,20 +29,22 @@ export const introspectionResponse = z.union([
 const url = z.string().min(1);
 const names = z.array(z.string().min(1));
 
-/** OpenID Connect Discovery 1.0 / RFC 8414 metadata. */
+/** RFC 8414 authorization server metadata (the same document as OpenID Connect Discovery 1.0). */
 export const discoveryResponse = z.strictObject({
   issuer: url,
   jwks_uri: url,
-  token_endpoint: url.meta({ description: 'Token via user credentials.' }),
-  refresh_endpoint: url.meta({ description: 'Not a registered name: token via a refresh token.' }),
+  token_endpoint: url.meta({ description: 'POST /oauth2/token: every grant.' }),
   revocation_endpoint: url,
   introspection_endpoint: url,
   grant_types_supported: names,
+  response_types_supported: z.array(z.string()).meta({ description: 'Empty: there is no authorization endpoint.' }),
   subject_types_supported: names,
-  id_token_signing_alg_values_supported: names,
-  token_endpoint_auth_methods_supported: names,
-  revocation_endpoint_auth_methods_supported: names,
   scopes_supported: names,
+  token_endpoint_auth_methods_supported: names,
+  token_endpoint_auth_signing_alg_values_supported: names,
+  revocation_endpoint_auth_methods_supported: names,
+  introspection_endpoint_auth_methods_supported: names,
+  id_token_signing_alg_values_supported: names,
   claims_supported: names,
 });
 

@@ -46,8 +46,8 @@ export function oauthRouter({ revocation, introspection, authenticator, discover
     .all(methodNotAllowed(['POST']));
 
   router
-    .route(PATHS.discovery)
-    .get(function openidConfiguration(_req, res) {
+    .route([PATHS.authorizationServerMetadata, PATHS.discovery])
+    .get(function authorizationServerMetadata(_req, res) {
       res.setHeader('Cache-Control', 'public, max-age=300');
       res.json(discovery);
     })

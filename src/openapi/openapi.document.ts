@@ -104,7 +104,8 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     tags: [
       { name: 'API keys', description: 'The API key resource; every operation needs a bearer access token.' },
       { name: 'Audit', description: 'The append-only trail of security events; admins only.' },
-      { name: 'Tokens', description: 'The three ways to obtain a bearer access token, and revoking and introspecting tokens.' },
+      { name: 'Tokens', description: 'The service\'s own three ways to obtain a bearer access token, and revoking and introspecting tokens.' },
+      { name: 'OAuth 2.0', description: 'The standard OAuth 2.0 endpoints: one token endpoint for every grant (RFC 6749), revocation (RFC 7009), introspection (RFC 7662).' },
       { name: 'Platform', description: 'Health, signing keys, discovery and this document; no token needed.' },
     ],
     paths: mergeDistinct('path', described.map((d) => d.paths)),
@@ -113,7 +114,10 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
       parameters: mergeDistinct('parameter', described.map((d) => d.parameters)),
       responses: errorResponses(),
       headers: HEADERS,
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        clientBasic: { type: 'http', scheme: 'basic', description: 'An API key as an OAuth client: the form-urlencoded appname and appkey (client_secret_basic).' },
+      },
     },
   };
 }

@@ -9,6 +9,8 @@ export interface LivePrincipalRow {
   principal_id: string;
   name: string;
   role: Role | null;
+  /** The scope the session was granted; null: all its role grants. */
+  scope: string | null;
 }
 
 /**
@@ -27,7 +29,8 @@ export const livePrincipalsWhere = (sessionIs: string) => `
          ${principalTypeOf('s')} AS type,
          COALESCE(u.id, k.id) AS principal_id,
          COALESCE(u.username, k.appname) AS name,
-         COALESCE(u.role, k.role) AS role
+         COALESCE(u.role, k.role) AS role,
+         s.scope
     FROM sessions s
     LEFT JOIN users u ON u.id = s.user_id AND NOT u.disabled
     LEFT JOIN api_keys k ON k.id = s.api_key_id AND ${appkeyGenerationValid('s.key_generation', 'k')}
@@ -51,5 +54,31 @@ export async function findLivePrincipal(q: Queryable, sessionId: string): Promis
 /** The live principal of a session whose current refresh token is `refreshJti`. */
 export async function findLiveRefreshPrincipal(q: Queryable, sessionId: string, refreshJti: string): Promise<LivePrincipalRow | undefined> {
   const { rows } = await q.queryPrepared<LivePrincipalRow>(FIND_LIVE_REFRESH_PRINCIPAL, [sessionId, refreshJti]);
+  return rows[0];
+}
+
+/** What a session was opened for: its principal, client, scope and ID token (see migrations/0008_oauth_sessions.sql). */
+export interface SessionGrantRow {
+  type: PrincipalType;
+  name: string;
+  role: Role | null;
+  client_id: string | null;
+  scope: string | null;
+  id_token_client: boolean;
+}
+
+const FIND_SESSION_GRANT = preparedStatement(
+  'sessions.find-grant',
+  `SELECT ${principalTypeOf('s')} AS type, COALESCE(u.username, k.appname) AS name, COALESCE(u.role, k.role) AS role,
+          s.client_id, s.scope, s.id_token_client
+     FROM sessions s
+     LEFT JOIN users u ON u.id = s.user_id
+     LEFT JOIN api_keys k ON k.id = s.api_key_id
+    WHERE s.id = $1`,
+);
+
+/** Session `sessionId`'s client, scope and principal, live or not: a refresh checks them before it changes anything. */
+export async function findSessionGrant(q: Queryable, sessionId: string): Promise<SessionGrantRow | undefined> {
+  const { rows } = await q.queryPrepared<SessionGrantRow>(FIND_SESSION_GRANT, [sessionId]);
   return rows[0];
 }

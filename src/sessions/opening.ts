@@ -16,6 +16,18 @@ export interface NewSession {
   origin: RequestOrigin;
 }
 
+/** What a login asked for, as the session keeps it (see migrations/0008_oauth_sessions.sql). */
+export interface SessionGrant {
+  /** The scope asked for; null: all the principal's role grants. */
+  scope: string | null;
+}
+
+/** A user's login also names the client it is for, and whether that client gets an ID token. */
+export interface UserSessionGrant extends SessionGrant {
+  clientId: string | null;
+  idToken: boolean;
+}
+
 /**
  * A user's login: the session (its refresh token never outlives its absolute end) and its audit event,
  * only while the password hash the login was checked against ($11) is still the user's and the user is
@@ -29,8 +41,9 @@ const OPEN_USER_SESSION = (() => {
     `WITH holder AS (
        SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR SHARE
      ), opened AS (
-       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at)
-       SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int))
+       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at, client_id, scope, id_token_client)
+       SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int)),
+              $12::text, $13::text, $14::boolean
          FROM holder
        RETURNING id, refresh_expires_at, created_at
      ), audit AS (
@@ -54,7 +67,7 @@ export interface OpenedUserSession extends SessionTimes {
 /** Undefined when the user no longer holds `passwordHash`, or is disabled or gone: nothing was written. */
 export async function openUserSession(
   q: Queryable,
-  s: NewSession & { userId: string; username: string; passwordHash: string },
+  s: NewSession & UserSessionGrant & { userId: string; username: string; passwordHash: string },
 ): Promise<OpenedUserSession | undefined> {
   const { rows } = await q.queryPrepared<OpenedUserSession>(OPEN_USER_SESSION, [
     s.id,
@@ -66,11 +79,18 @@ export async function openUserSession(
     s.username,
     ...originValues(s.origin),
     s.passwordHash,
+    s.clientId,
+    s.scope,
+    s.idToken,
   ]);
   return rows[0];
 }
 
-export type ApiKeyLogin = NewSession & { apiKeyId: string; keyGeneration: number; jti: string; jtiExpiresAt: number };
+/**
+ * An API key's login: by a request token (whose `jti` is recorded until `jtiExpiresAt`, so it cannot
+ * be replayed), or by its appkey itself as a client secret (no token: `jti` null).
+ */
+export type ApiKeyLogin = NewSession & SessionGrant & { apiKeyId: string; keyGeneration: number; jti: string | null; jtiExpiresAt: number | null };
 
 const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'session_id', type: 'uuid', of: (l) => l.id },
@@ -82,6 +102,7 @@ const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'issued_at', type: 'bigint', of: (l) => l.now },
   { name: 'refresh_ttl', type: 'int', of: (l) => l.refreshTtlSeconds },
   { name: 'max_ttl', type: 'int', of: (l) => l.maxTtlSeconds },
+  { name: 'scope', type: 'text', of: (l) => l.scope },
   ...originColumns(),
 ];
 
@@ -109,22 +130,24 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
       WHERE ${appkeyGenerationValid('req.key_generation', 'locked')}
    ), recorded AS (
      INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM valid
+     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM valid WHERE jti IS NOT NULL
      ON CONFLICT DO NOTHING
      RETURNING api_key_id, jti
    ), fresh AS (
      -- The same token twice in one batch: the first gets the session, the second is a replay.
-     SELECT DISTINCT ON (api_key_id, jti) valid.*
-       FROM valid JOIN recorded USING (api_key_id, jti)
-      ORDER BY api_key_id, jti, ord
+     -- A login without a token (jti NULL) is never a replay, and each is a login of its own.
+     SELECT DISTINCT ON (valid.api_key_id, valid.jti, CASE WHEN valid.jti IS NULL THEN valid.ord END) valid.*
+       FROM valid LEFT JOIN recorded ON recorded.api_key_id = valid.api_key_id AND recorded.jti = valid.jti
+      WHERE valid.jti IS NULL OR recorded.jti IS NOT NULL
+      ORDER BY valid.api_key_id, valid.jti, CASE WHEN valid.jti IS NULL THEN valid.ord END, valid.ord
    ), login AS (
      UPDATE api_keys SET last_login = latest.issued_at, last_ip = latest.client_address
        FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address FROM fresh ORDER BY api_key_id, ord DESC) AS latest
       WHERE api_keys.id = latest.api_key_id
    ), opened AS (
-     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at)
+     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at, scope)
      SELECT session_id, api_key_id, key_generation, refresh_jti,
-            to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl))
+            to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl)), scope
        FROM fresh
      RETURNING id, ${timesOf('sessions')}
    ), audit AS (

@@ -7,6 +7,8 @@ import { originColumns, originColumnsOf, principalColumns, timesOf, type Session
 
 export interface RefreshRotation {
   now: number;
+  /** The narrower scope the session keeps from now on; null keeps its scope. */
+  scope: string | null;
   sessionId: string;
   principalId: string;
   presentedJti: string;
@@ -16,8 +18,11 @@ export interface RefreshRotation {
 }
 
 export interface RotatedRefresh {
+  /** The principal, with the session's scope after the rotation. */
   principal: LivePrincipalRow;
   times: SessionTimes;
+  /** The client the session was opened for (null: DEFAULT_CLIENT_ID), and whether its tokens come with an ID token for it. */
+  client: { id: string | null; idToken: boolean };
 }
 
 const ROTATION_COLUMNS: UnnestColumn<RefreshRotation>[] = [
@@ -27,6 +32,7 @@ const ROTATION_COLUMNS: UnnestColumn<RefreshRotation>[] = [
   { name: 'new_jti', type: 'uuid', of: (r) => r.newJti },
   { name: 'refresh_ttl', type: 'int', of: (r) => r.refreshTtlSeconds },
   { name: 'issued_at', type: 'bigint', of: (r) => r.now },
+  { name: 'scope', type: 'text', of: (r) => r.scope },
   ...originColumns(),
 ];
 
@@ -52,10 +58,13 @@ const rotation = (lock: 'wait' | 'skip') =>
        -- The same token twice in one batch matches one session twice: it is updated once, for one of them.
        UPDATE sessions
           SET refresh_jti = req.new_jti,
-              refresh_expires_at = LEAST(to_timestamp(req.issued_at + req.refresh_ttl), sessions.expires_at)
+              refresh_expires_at = LEAST(to_timestamp(req.issued_at + req.refresh_ttl), sessions.expires_at),
+              scope = COALESCE(req.scope, sessions.scope)
          FROM req JOIN live ON live.session_id = req.session_id AND live.principal_id = req.principal_id
         WHERE sessions.id = req.session_id AND sessions.refresh_jti = req.presented_jti
-        RETURNING req.ord, req.client_address, req.request_id, req.route, live.*, ${timesOf('sessions')}
+        RETURNING req.ord, req.client_address, req.request_id, req.route,
+                  live.session_id, live.type, live.principal_id, live.name, live.role,
+                  sessions.scope, sessions.client_id, sessions.id_token_client, ${timesOf('sessions')}
      ), audit AS (
        ${auditInsertFrom('(SELECT * FROM rotated ORDER BY ord) AS rotated', {
          type: 'token.issued',
@@ -64,8 +73,8 @@ const rotation = (lock: 'wait' | 'skip') =>
          details: "jsonb_build_object('route', rotated.route, 'session_id', rotated.session_id)",
        })}
      )
-     SELECT rotated.session_id, rotated.type, rotated.principal_id, rotated.name, rotated.role,
-            rotated.refresh_expires_at, rotated.created_at
+     SELECT rotated.session_id, rotated.type, rotated.principal_id, rotated.name, rotated.role, rotated.scope,
+            rotated.client_id, rotated.id_token_client, rotated.refresh_expires_at, rotated.created_at
        FROM req LEFT JOIN rotated USING (ord)
       ORDER BY req.ord`,
   );
@@ -81,11 +90,15 @@ export async function rotateRefreshTokens(
   rotations: RefreshRotation[],
   lock: 'wait' | 'skip' = 'skip',
 ): Promise<(RotatedRefresh | undefined)[]> {
-  type Row = { [K in keyof (LivePrincipalRow & SessionTimes)]: (LivePrincipalRow & SessionTimes)[K] | null };
-  const { rows } = await q.queryPrepared<Row>(ROTATE[lock], unnestValues(ROTATION_COLUMNS, rotations));
-  return rows.map(({ refresh_expires_at, created_at, ...principal }) =>
+  type Rotated = LivePrincipalRow & SessionTimes & { client_id: string | null; id_token_client: boolean };
+  const { rows } = await q.queryPrepared<{ [K in keyof Rotated]: Rotated[K] | null }>(ROTATE[lock], unnestValues(ROTATION_COLUMNS, rotations));
+  return rows.map(({ refresh_expires_at, created_at, client_id, id_token_client, ...principal }) =>
     principal.session_id === null || refresh_expires_at === null || created_at === null
       ? undefined
-      : { principal: principal as LivePrincipalRow, times: { refresh_expires_at, created_at } },
+      : {
+          principal: principal as LivePrincipalRow,
+          times: { refresh_expires_at, created_at },
+          client: { id: client_id, idToken: id_token_client === true },
+        },
   );
 }

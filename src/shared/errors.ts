@@ -72,6 +72,8 @@ export type LoginFailureReason =
   | 'invalid_request_token'
   | 'expired_request_token'
   | 'replayed_request_token'
+  /** An API key's client authentication with a secret that is not its appkey. */
+  | 'invalid_client_secret'
   | 'unknown_user'
   | 'wrong_password'
   | 'user_disabled'
@@ -91,5 +93,37 @@ export class LoginRefusedError extends UnauthorizedError {
     readonly reason: LoginFailureReason,
   ) {
     super(message, !CREDENTIAL_REASONS.has(reason));
+  }
+}
+
+/** RFC 6749 §5.2's error codes, as the token endpoint (and revocation, introspection) answers them. */
+export const OAUTH_ERROR_CODES = ['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope'] as const;
+export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+
+/** The error body of the OAuth 2.0 endpoints: the uniform one and RFC 6749 §5.2's two members. */
+export const oauthErrorBody = errorBody.extend({
+  error: z.enum(OAUTH_ERROR_CODES).meta({ description: 'RFC 6749 §5.2 error code.' }),
+  error_description: z.string().meta({ description: 'The same text as message.' }),
+});
+
+/**
+ * An error of the OAuth 2.0 endpoints: the uniform body plus RFC 6749's `error` and
+ * `error_description`. 400, but 401 for `invalid_client`, which answers a Basic challenge when the
+ * client authenticated with Basic (RFC 6749 §5.2).
+ */
+export class OAuthError extends AppError {
+  readonly basicChallenge: boolean;
+
+  constructor(
+    readonly error: OAuthErrorCode,
+    description: string,
+    options: { basicChallenge?: boolean; cause?: unknown } = {},
+  ) {
+    super(error === 'invalid_client' ? 'Unauthorized' : 'BadRequest', description, { cause: options.cause });
+    this.basicChallenge = options.basicChallenge ?? false;
+  }
+
+  override toBody(): z.output<typeof oauthErrorBody> {
+    return { ...super.toBody(), error: this.error, error_description: this.message };
   }
 }

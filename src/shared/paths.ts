@@ -7,13 +7,17 @@ export const PATHS = {
   refresh: '/api/auth/bearer/refresh',
   revocation: '/api/auth/bearer/revoke',
   introspection: '/api/auth/bearer/introspect',
+  oauthToken: '/oauth2/token',
+  oauthRevocation: '/oauth2/revoke',
+  oauthIntrospection: '/oauth2/introspect',
   jwks: '/.well-known/jwks.json',
   discovery: '/.well-known/openid-configuration',
+  authorizationServerMetadata: '/.well-known/oauth-authorization-server',
   openApi: '/api/v1/openapi.json',
   health: '/healthz',
   readiness: '/readyz',
   metrics: '/metrics',
 } as const;
 
-/** The three routes that issue tokens. */
-export const TOKEN_ISSUING_PATHS = [PATHS.apiKeyToken, PATHS.token, PATHS.refresh] as const;
+/** The routes that issue tokens. */
+export const TOKEN_ISSUING_PATHS = [PATHS.apiKeyToken, PATHS.token, PATHS.refresh, PATHS.oauthToken] as const;

@@ -4,6 +4,10 @@ export type Role = (typeof ROLES)[number];
 
 export type PrincipalType = 'user' | 'api_key';
 
+/** The scopes of the key API, lowest first: each role grants a prefix of them. */
+export const API_SCOPES = ['api-keys:read', 'api-keys:write', 'api-keys:admin'] as const;
+export type ApiScope = (typeof API_SCOPES)[number];
+
 /** Who is calling, as established by the bearer middleware from a live session. */
 export interface Principal {
   type: PrincipalType;
@@ -11,16 +15,53 @@ export interface Principal {
   name: string;
   role: Role | null;
   sessionId: string;
+  /**
+   * What this call may do: the scope the session was granted, within what the role grants now (all
+   * of it when the login asked for no scope, so a role change applies on the next call).
+   */
+  scopes: readonly ApiScope[];
 }
 
-const SCOPES: Record<Role, string> = {
-  viewer: 'api-keys:read',
-  editor: 'api-keys:read api-keys:write',
-  admin: 'api-keys:read api-keys:write api-keys:admin',
+const ROLE_SCOPES: Record<Role, readonly ApiScope[]> = {
+  viewer: API_SCOPES.slice(0, 1),
+  editor: API_SCOPES.slice(0, 2),
+  admin: API_SCOPES,
 };
 
+/** The scopes a role grants. */
+export function scopesOf(role: Role | null): readonly ApiScope[] {
+  return role ? ROLE_SCOPES[role] : [];
+}
+
+/** The role's full scope as a token carries it: `openid` and the role's scopes. */
 export function scopeFor(role: Role | null): string {
-  return role ? `openid ${SCOPES[role]}` : 'openid';
+  return ['openid', ...scopesOf(role)].join(' ');
+}
+
+/** The words of a scope string (RFC 6749 §3.3: space-delimited), each once. */
+export function scopeWords(scope: string): string[] {
+  return [...new Set(scope.split(' ').filter(Boolean))];
+}
+
+/** Whether every word of `scope` is `openid` or a scope in `allowed`. */
+export function scopeWithin(scope: string, allowed: readonly string[]): boolean {
+  return scopeWords(scope).every((word) => word === 'openid' || allowed.includes(word));
+}
+
+/** What a session may do now: its granted scope (null: all the role grants) within what the role grants. */
+export function effectiveScopes(role: Role | null, granted: string | null): readonly ApiScope[] {
+  const ofRole = scopesOf(role);
+  if (granted === null) return ofRole;
+  const words = scopeWords(granted);
+  return ofRole.filter((scope) => words.includes(scope));
+}
+
+/** The scope a session holds now, as a token would state it: the granted words (null: all of the role's, and openid) the role still allows. */
+export function heldScope(role: Role | null, granted: string | null): string {
+  if (granted === null) return scopeFor(role);
+  return scopeWords(granted)
+    .filter((word) => word === 'openid' || scopesOf(role).includes(word as ApiScope))
+    .join(' ');
 }
 
 export function canRead(role: Role | null): boolean {
@@ -40,3 +81,12 @@ export function canManageKeyWithRole(role: Role | null, target: Role | null): bo
   if (role === 'editor') return target !== 'admin';
   return false;
 }
+
+/** The role rules and the token's scope together: what a call may do (least privilege). */
+export const allows = {
+  read: (p: Principal) => canRead(p.role) && p.scopes.includes('api-keys:read'),
+  write: (p: Principal) => canWrite(p.role) && p.scopes.includes('api-keys:write'),
+  manageKeyWithRole: (p: Principal, target: Role | null) =>
+    canManageKeyWithRole(p.role, target) && p.scopes.includes('api-keys:write') && (target !== 'admin' || p.scopes.includes('api-keys:admin')),
+  administer: (p: Principal) => p.role === 'admin' && p.scopes.includes('api-keys:admin'),
+};

@@ -84,7 +84,8 @@ export class TokenSigner {
     const payload: IssuedClaims = {
       ...claims,
       iss: this.settings.issuer,
-      aud: this.settings.audience,
+      // An ID token names its client as its audience; access and refresh tokens, the resource servers'.
+      aud: typeof claims.aud === 'string' ? claims.aud : this.settings.audience,
       iat: issuedAt,
       exp: expiresAt,
       jti: claims.jti ?? randomUUID(),

@@ -6,7 +6,6 @@ import { nowSeconds } from '../signing-keys/token-signer';
 import { APPNAME_PATTERN } from '../shared/names';
 
 const REQUEST_TOKEN_ALGORITHMS: jwt.Algorithm[] = ['HS256', 'HS384', 'HS512'];
-const MAX_REQUEST_TOKEN_LIFETIME = 300;
 const MAX_JTI_LENGTH = 256;
 // No control characters: the jti is stored, and PostgreSQL text refuses NUL.
 const PRINTABLE = /^[^\p{Cc}]+$/u;
@@ -20,8 +19,10 @@ export interface RequestTokenClaims {
 
 /** What a request token is checked against besides its appkey. */
 export interface RequestTokenRules {
-  /** The `aud` a request token may carry: this service's issuer. */
-  issuer: string;
+  /** The `aud` values a request token may carry: this service's issuer, and on the token endpoint its URL. */
+  audiences: readonly string[];
+  /** The longest `exp - iat` accepted: 300 s on the API-key route, 3600 s (what client libraries send) on the token endpoint. */
+  maxLifetimeSeconds: number;
   /** Leeway, in seconds, for exp and iat. */
   clockTolerance: number;
 }
@@ -85,12 +86,13 @@ export function verifyRequestToken(
   }
   if (typeof iat !== 'number' || typeof exp !== 'number') throw refuse('Request token must carry iat and exp');
   if (sub !== undefined && sub !== iss) throw refuse('Request token sub must equal iss');
-  if (aud !== undefined && !(aud === expected.issuer || (Array.isArray(aud) && aud.length === 1 && aud[0] === expected.issuer))) {
-    throw refuse('Request token aud must be the issuer of this service');
+  const audience = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
+  if (audience !== undefined && !expected.audiences.includes(audience as string)) {
+    throw refuse(`Request token aud must be the issuer${expected.audiences.length > 1 ? ' or the token endpoint' : ''} of this service`);
   }
   if (iat > nowSeconds() + expected.clockTolerance) throw refuse('Request token iat is in the future');
-  if (exp - iat > MAX_REQUEST_TOKEN_LIFETIME) {
-    throw refuse(`Request token lifetime (exp - iat) must be at most ${MAX_REQUEST_TOKEN_LIFETIME} seconds`);
+  if (exp - iat > expected.maxLifetimeSeconds) {
+    throw refuse(`Request token lifetime (exp - iat) must be at most ${expected.maxLifetimeSeconds} seconds`);
   }
   return { claims: { appname: iss as string, jti, iat, exp }, signedWith };
 }

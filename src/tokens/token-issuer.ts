@@ -4,7 +4,7 @@ import type { NewSession } from '../sessions/opening';
 import type { SessionTimes } from '../sessions/statement-parts';
 import type { RequestOrigin } from '../shared/audit-context';
 import { scopeFor, type PrincipalType, type Role } from '../shared/principals';
-import type { TokenResponse } from './tokens.responses';
+import type { OAuthTokenResponse } from './tokens.responses';
 
 /** How long what a login issues lives, in seconds. */
 export interface SessionLifetimes {
@@ -31,6 +31,16 @@ export interface IssuedSession {
   now: number;
 }
 
+/** What a grant issues beside the access token, and for whom. */
+export interface IssueOptions {
+  /** The scope asked for, already checked within the role; undefined: all the role grants. */
+  scope?: string;
+  /** The client the tokens are for: the access token's `client_id`, the ID token's `aud` and `azp`. */
+  clientId: string;
+  refreshToken: boolean;
+  idToken: boolean;
+}
+
 /** What every grant ends with: the token response for a session just opened or rotated. */
 export class TokenIssuer {
   constructor(
@@ -55,24 +65,34 @@ export class TokenIssuer {
     return { now: nowSeconds(), newJti: randomUUID(), refreshTtlSeconds: this.lifetimes.refreshTokenTtl };
   }
 
-  /** Access, refresh and ID token for `subject` in `session`; the scope follows the role. */
-  async issue(subject: TokenSubject, session: IssuedSession): Promise<TokenResponse> {
+  /**
+   * The token response for `subject` in `session`: an access token (for AUDIENCE, naming the client),
+   * a refresh token unless `refreshToken` is false (client credentials, RFC 6749 §4.4.3), and an ID
+   * token for the client when `idToken` is true.
+   */
+  async issue(subject: TokenSubject, session: IssuedSession, what: IssueOptions): Promise<OAuthTokenResponse> {
     const { accessTokenTtl } = this.lifetimes;
     const { id: sessionId, refreshJti, times, now } = session;
-    const scope = scopeFor(subject.role);
+    const scope = what.scope ?? scopeFor(subject.role);
     const identity = { sub: subject.id, sid: sessionId, preferred_username: subject.name, principal_type: subject.type };
     const [accessToken, refreshToken, idToken] = await Promise.all([
-      this.signer.sign('Bearer', { ...identity, scope, roles: subject.role ? [subject.role] : [] }, now + accessTokenTtl, now),
-      this.signer.sign('Refresh', { sub: subject.id, sid: sessionId, jti: refreshJti }, times.refresh_expires_at, now),
-      this.signer.sign('ID', { ...identity, auth_time: times.created_at }, now + accessTokenTtl, now),
+      this.signer.sign(
+        'Bearer',
+        { ...identity, scope, roles: subject.role ? [subject.role] : [], client_id: what.clientId },
+        now + accessTokenTtl,
+        now,
+      ),
+      what.refreshToken ? this.signer.sign('Refresh', { sub: subject.id, sid: sessionId, jti: refreshJti }, times.refresh_expires_at, now) : undefined,
+      what.idToken
+        ? this.signer.sign('ID', { ...identity, aud: what.clientId, azp: what.clientId, auth_time: times.created_at }, now + accessTokenTtl, now)
+        : undefined,
     ]);
     return {
       access_token: accessToken,
       expires_in: accessTokenTtl,
-      refresh_expires_in: Math.max(0, times.refresh_expires_at - now),
-      refresh_token: refreshToken,
+      ...(refreshToken !== undefined && { refresh_expires_in: Math.max(0, times.refresh_expires_at - now), refresh_token: refreshToken }),
       token_type: 'bearer',
-      id_token: idToken,
+      ...(idToken !== undefined && { id_token: idToken }),
       'not-before-policy': 0,
       'session-state': sessionId,
       scope,

@@ -19,5 +19,18 @@ export const tokenResponse = z.strictObject({
     .meta({ readOnly: true, description: 'Space-separated scopes: `openid` plus those of the role.' }),
 });
 
+/**
+ * The token endpoint's response (RFC 6749 §5.1): the same object, with a refresh token except for
+ * client credentials, and an ID token only for a user's login by a named client asking for `openid`.
+ */
+export const oauthTokenResponse = tokenResponse.partial({ refresh_token: true, refresh_expires_in: true, id_token: true }).extend({
+  scope: z
+    .string()
+    .regex(/^(?:openid|[a-z-]+:[a-z-]+)(?: (?:openid|[a-z-]+:[a-z-]+))*$/)
+    .meta({ readOnly: true, description: 'Space-separated scopes: exactly those asked for, or without `scope` `openid` plus those of the role.' }),
+});
+
 /** Exactly the spec's token response object. */
 export type TokenResponse = z.output<typeof tokenResponse>;
+
+export type OAuthTokenResponse = z.output<typeof oauthTokenResponse>;

@@ -54,4 +54,12 @@ export const BEARER_ROUTES: readonly BearerRoute[] = [
     allowed: { role: 'viewer', status: 200 },
     forbidden: [null],
   },
+  {
+    method: 'post',
+    path: '/oauth2/introspect',
+    body: () => ({ token: 'not-a-token' }),
+    form: true,
+    allowed: { role: 'viewer', status: 200 },
+    forbidden: [null],
+  },
 ];

@@ -1,54 +1,86 @@
 import type { Database } from '../../db/database';
 import type { ApiKeyLogins } from '../../sessions/api-key-logins';
 import type { KeyAppkeys, ValidAppkeys } from '../../api-keys/valid-appkeys';
-import { LoginRefusedError } from '../../shared/errors';
+import { LoginRefusedError, OAuthError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
+import { scopesOf, scopeWithin } from '../../shared/principals';
 import { recordingRefusals } from '../failed-logins';
-import { claimedAppname, verifyRequestToken, type RequestTokenRules } from '../request-token';
+import { claimedAppname, type RequestTokenRules } from '../request-token';
+import { provedBy, type KeyCredential } from '../appkey-proof';
 import type { TokenIssuer } from '../token-issuer';
-import type { TokenResponse } from '../tokens.responses';
+import type { OAuthTokenResponse } from '../tokens.responses';
 
-/** POST /api/v1/auth/token: a request token signed with an appkey opens a session of its API key. */
+/** What a login of an API key asks for beyond its credential. */
+export interface ApiKeyTokenRequest {
+  /** Checked within the key's role; undefined: all the role grants. */
+  scope?: string;
+  /** No refresh token for client credentials (RFC 6749 §4.4.3). */
+  refreshToken: boolean;
+  /** The service's own route keeps the ID token it always gave; the token endpoint gives one only to a user. */
+  idToken: boolean;
+}
+
+/**
+ * An API key's login: POST /api/v1/auth/token (a request token), and on the token endpoint the
+ * jwt-bearer grant (the same) and client credentials (the key authenticates as the client).
+ */
 export class ApiKeyGrant {
   constructor(
     private readonly db: Database,
     private readonly issuer: TokenIssuer,
     private readonly appkeys: ValidAppkeys,
     private readonly logins: ApiKeyLogins,
-    private readonly rules: RequestTokenRules,
+    private readonly routeRules: RequestTokenRules,
   ) {}
 
-  exchange(requestToken: string, origin: RequestOrigin): Promise<TokenResponse> {
-    let appname: string | null = null;
-    return recordingRefusals(this.db, origin, () => ({ appname }), async () => {
-      appname = claimedAppname(requestToken);
-      const attempt = await this.appkeys.withValidAppkeys(appname, (key) => this.open(key, requestToken, origin));
-      // A bad signature and an unknown appname read the same, so appnames cannot be probed.
-      if (!attempt.found) throw new LoginRefusedError('Invalid request token', 'unknown_api_key');
-      // Signed by none of the key's valid appkeys, or the key changed (deleted, regenerated) meanwhile.
-      if (attempt.result === undefined) throw new LoginRefusedError('Invalid request token', 'invalid_request_token');
+  /** POST /api/v1/auth/token: a request token signed with an appkey opens a session of its API key. */
+  exchange(requestToken: string, origin: RequestOrigin): Promise<OAuthTokenResponse> {
+    return this.login(null, { requestToken, rules: this.routeRules }, origin, { refreshToken: true, idToken: true });
+  }
+
+  /**
+   * Opens a session of the API key `appname` (for a request token, null: the appname it claims).
+   * Every refusal of the credential reads the same, so appnames cannot be probed.
+   */
+  login(appname: string | null, credential: KeyCredential, origin: RequestOrigin, request: ApiKeyTokenRequest): Promise<OAuthTokenResponse> {
+    let claimed = appname;
+    return recordingRefusals(this.db, origin, () => ({ appname: claimed }), async () => {
+      claimed ??= 'requestToken' in credential ? claimedAppname(credential.requestToken) : null;
+      if (claimed === null) throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');
+      const attempt = await this.appkeys.withValidAppkeys(claimed, (key) => this.open(key, credential, origin, request));
+      const refused = 'requestToken' in credential ? 'Invalid request token' : 'Invalid client credentials';
+      if (!attempt.found) throw new LoginRefusedError(refused, 'unknown_api_key');
+      // Not proved by any of the key's valid appkeys, or the key changed (deleted, regenerated) meanwhile.
+      if (attempt.result === undefined) throw new LoginRefusedError(refused, 'requestToken' in credential ? 'invalid_request_token' : 'invalid_client_secret');
       return attempt.result;
     });
   }
 
-  /** Undefined when none of these appkeys signed the token, or the key changed since they were read: nothing was written. */
-  private async open(key: KeyAppkeys, requestToken: string, origin: RequestOrigin): Promise<TokenResponse | undefined> {
-    const verified = verifyRequestToken(requestToken, key.appkeys.map((k) => k.appkey), this.rules);
-    if (!verified) return undefined;
+  /** Undefined when none of these appkeys proves the credential, or the key changed since they were read: nothing was written. */
+  private async open(key: KeyAppkeys, credential: KeyCredential, origin: RequestOrigin, request: ApiKeyTokenRequest): Promise<OAuthTokenResponse | undefined> {
+    const proof = provedBy(key, credential);
+    if (!proof) return undefined;
+    if (request.scope !== undefined && !scopeWithin(request.scope, scopesOf(key.role))) {
+      throw new OAuthError('invalid_scope', 'The requested scope is not within what the API key\'s role grants');
+    }
     const session = this.issuer.newSession(origin);
     const outcome = await this.logins.open({
       ...session,
       apiKeyId: key.id,
-      keyGeneration: key.appkeys[verified.signedWith]!.generation,
-      jti: verified.claims.jti,
-      // Replays are refused for as long as the token could still be accepted.
-      jtiExpiresAt: verified.claims.exp + this.rules.clockTolerance,
+      keyGeneration: proof.generation,
+      jti: proof.jti,
+      jtiExpiresAt: proof.jtiExpiresAt,
+      scope: request.scope ?? null,
     });
     if (!outcome.opened) {
       if (outcome.refused === 'stale') return undefined;
       throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
     }
     const subject = { type: 'api_key', id: key.id, name: key.appname, role: outcome.role } as const;
-    return this.issuer.issue(subject, { id: session.id, refreshJti: session.refreshJti, times: outcome.times, now: session.now });
+    return this.issuer.issue(
+      subject,
+      { id: session.id, refreshJti: session.refreshJti, times: outcome.times, now: session.now },
+      { scope: request.scope, clientId: key.appname, refreshToken: request.refreshToken, idToken: request.idToken },
+    );
   }
 }

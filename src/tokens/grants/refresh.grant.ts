@@ -1,11 +1,13 @@
 import type { Database } from '../../db/database';
+import { findSessionGrant } from '../../sessions/liveness';
 import type { RefreshRotations } from '../../sessions/refresh-rotations';
 import { revokeSessionOnReuse } from '../../sessions/revocation';
 import type { TokenSigner } from '../../signing-keys/token-signer';
-import { UnauthorizedError } from '../../shared/errors';
+import { OAuthError, UnauthorizedError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
+import { scopeFor, scopeWithin, scopeWords, type PrincipalType } from '../../shared/principals';
 import type { TokenIssuer } from '../token-issuer';
-import type { TokenResponse } from '../tokens.responses';
+import type { OAuthTokenResponse } from '../tokens.responses';
 
 /** Hooks for what the grants detect, e.g. for metrics; the grants know nothing of who listens. */
 export interface TokenEvents {
@@ -13,10 +15,18 @@ export interface TokenEvents {
   onRefreshReuse?: () => void;
 }
 
+/** What a refresh on the token endpoint asks for beyond the refresh token. */
+export interface RefreshTokenRequest {
+  /** Within the session's scope; it narrows the session's scope from now on. */
+  scope?: string;
+  /** The client the request names: it must be the one the refresh token was issued to. */
+  clientId?: string;
+}
+
 /**
- * POST /api/auth/bearer/refresh: consumes the refresh token and issues a new pair in the same session.
- * A token that verifies but is no longer the session's current one has been used before: the
- * session is revoked.
+ * Consumes a refresh token and issues a new pair in the same session: POST /api/auth/bearer/refresh
+ * and the token endpoint's refresh_token grant, one family whichever redeems it. A token that
+ * verifies but is no longer the session's current one has been used before: the session is revoked.
  */
 export class RefreshGrant {
   constructor(
@@ -24,13 +34,23 @@ export class RefreshGrant {
     private readonly signer: TokenSigner,
     private readonly issuer: TokenIssuer,
     private readonly rotations: RefreshRotations,
+    private readonly defaultClientId: string,
     private readonly events: TokenEvents = {},
   ) {}
 
-  async refresh(refreshToken: string, origin: RequestOrigin): Promise<TokenResponse> {
+  /** `request` undefined: the service's own route, which ignores the client binding and always gives an ID token. */
+  async refresh(refreshToken: string, origin: RequestOrigin, request?: RefreshTokenRequest): Promise<OAuthTokenResponse> {
     const claims = await this.signer.verify(refreshToken, 'Refresh');
+    if (request?.clientId !== undefined || request?.scope !== undefined) await this.checkAgainstSession(claims.sid, request);
     const next = this.issuer.nextRefresh();
-    const rotated = await this.rotations.rotate({ ...next, sessionId: claims.sid, principalId: claims.sub, presentedJti: claims.jti, origin });
+    const rotated = await this.rotations.rotate({
+      ...next,
+      scope: request?.scope ?? null,
+      sessionId: claims.sid,
+      principalId: claims.sub,
+      presentedJti: claims.jti,
+      origin,
+    });
     if (!rotated) {
       if (await revokeSessionOnReuse(this.db, claims.sid, claims.jti, origin)) {
         this.events.onRefreshReuse?.();
@@ -38,8 +58,35 @@ export class RefreshGrant {
       }
       throw new UnauthorizedError('Invalid or expired refresh token');
     }
-    const { principal, times } = rotated;
+    const { principal, times, client } = rotated;
     const subject = { type: principal.type, id: principal.principal_id, name: principal.name, role: principal.role };
-    return this.issuer.issue(subject, { id: claims.sid, refreshJti: next.newJti, times, now: next.now });
+    const scope = principal.scope ?? scopeFor(principal.role);
+    return this.issuer.issue(
+      subject,
+      { id: claims.sid, refreshJti: next.newJti, times, now: next.now },
+      {
+        scope,
+        clientId: client.id ?? this.clientOf(principal.type, principal.name),
+        refreshToken: true,
+        idToken: request === undefined || (client.idToken && scopeWords(scope).includes('openid')),
+      },
+    );
+  }
+
+  /** The binding and the scope, checked before anything changes: a mismatch is not the reuse signal. */
+  private async checkAgainstSession(sessionId: string, request: RefreshTokenRequest): Promise<void> {
+    const grant = await findSessionGrant(this.db, sessionId);
+    if (!grant) throw new UnauthorizedError('Invalid or expired refresh token');
+    if (request.clientId !== undefined && request.clientId !== (grant.client_id ?? this.clientOf(grant.type, grant.name))) {
+      throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
+    }
+    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(grant.scope ?? scopeFor(grant.role)))) {
+      throw new OAuthError('invalid_scope', 'A refresh may keep or narrow the session\'s scope, not widen it');
+    }
+  }
+
+  /** A session opened without a client: an API key is its own client; a user's is DEFAULT_CLIENT_ID. */
+  private clientOf(type: PrincipalType, name: string): string {
+    return type === 'api_key' ? name : this.defaultClientId;
   }
 }

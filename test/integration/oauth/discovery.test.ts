@@ -30,18 +30,28 @@ describe('GET /.well-known/openid-configuration (discovery)', () => {
     expect(res.body).toEqual({
       issuer: ISSUER,
       jwks_uri: `${ISSUER}/.well-known/jwks.json`,
-      token_endpoint: `${ISSUER}/api/auth/bearer/token`,
-      refresh_endpoint: `${ISSUER}/api/auth/bearer/refresh`,
-      revocation_endpoint: `${ISSUER}/api/auth/bearer/revoke`,
-      introspection_endpoint: `${ISSUER}/api/auth/bearer/introspect`,
-      grant_types_supported: ['password', 'refresh_token'],
+      token_endpoint: `${ISSUER}/oauth2/token`,
+      revocation_endpoint: `${ISSUER}/oauth2/revoke`,
+      introspection_endpoint: `${ISSUER}/oauth2/introspect`,
+      grant_types_supported: ['password', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:jwt-bearer'],
+      response_types_supported: [],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['ES256'],
-      token_endpoint_auth_methods_supported: ['none'],
-      revocation_endpoint_auth_methods_supported: ['none'],
       scopes_supported: ['openid', 'api-keys:read', 'api-keys:write', 'api-keys:admin'],
-      claims_supported: expect.arrayContaining(['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'sid', 'scope', 'roles', 'preferred_username']),
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'none'],
+      token_endpoint_auth_signing_alg_values_supported: ['HS256', 'HS384', 'HS512'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      id_token_signing_alg_values_supported: ['ES256'],
+      claims_supported: expect.arrayContaining(['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'jti', 'sid', 'scope', 'roles', 'client_id', 'preferred_username']),
     });
+  });
+
+  it('when the RFC 8414 path is fetched, then it serves the same document', async () => {
+    const openid = await t.http().get(OAUTH.discovery);
+    const rfc8414 = await t.http().get('/.well-known/oauth-authorization-server');
+
+    expect(rfc8414.status).toBe(200);
+    expect(rfc8414.body).toEqual(openid.body);
   });
 
   it('when every access token claim is compared with claims_supported, then each is listed', async () => {
@@ -56,8 +66,8 @@ describe('GET /.well-known/openid-configuration (discovery)', () => {
     const { body } = await t.http().get(OAUTH.discovery);
     const path = (url: string) => onTestServer(t, url).pathname;
 
-    const token = await t.http().post(path(body.token_endpoint)).type('form').send(user);
-    const refreshed = await t.http().post(path(body.refresh_endpoint)).type('form').send({ refresh_token: token.body.refresh_token });
+    const token = await t.http().post(path(body.token_endpoint)).type('form').send({ grant_type: 'password', ...user });
+    const refreshed = await t.http().post(path(body.token_endpoint)).type('form').send({ grant_type: 'refresh_token', refresh_token: token.body.refresh_token });
     const revoked = await t.http().post(path(body.revocation_endpoint)).type('form').send({ token: refreshed.body.refresh_token });
     const introspected = await t.http().post(path(body.introspection_endpoint)).type('form').send({ token: 'garbage' });
     const jwks = await t.http().get(path(body.jwks_uri));

@@ -21,7 +21,11 @@ const ROUTES: Record<string, string[]> = {
   '/api/auth/bearer/refresh': ['post'],
   '/api/auth/bearer/revoke': ['post'],
   '/api/auth/bearer/introspect': ['post'],
+  '/oauth2/token': ['post'],
+  '/oauth2/revoke': ['post'],
+  '/oauth2/introspect': ['post'],
   '/.well-known/openid-configuration': ['get'],
+  '/.well-known/oauth-authorization-server': ['get'],
   '/.well-known/jwks.json': ['get'],
   '/healthz': ['get'],
   '/readyz': ['get'],
@@ -68,13 +72,21 @@ describe('OpenAPI document', () => {
     expect(listed).toEqual(Object.fromEntries(Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()])));
   });
 
-  it('when the operations are listed, then key operations, the audit trail and introspection need bearerAuth, others none, and each has a default error', () => {
+  it('when the operations are listed, then key operations, the audit trail and introspection need bearerAuth, the OAuth endpoints take client authentication, others none, and each has a default error', () => {
+    const security: Record<string, unknown> = {
+      '/oauth2/token': [{}, { clientBasic: [] }],
+      '/oauth2/revoke': [{}, { clientBasic: [] }],
+      '/oauth2/introspect': [{ bearerAuth: [] }, { clientBasic: [] }],
+    };
     for (const { path, operation } of operations(served)) {
       const needsBearer = path.startsWith('/api/v1/api-keys') || path === '/api/v1/audit-events' || path === '/api/auth/bearer/introspect';
-      expect(operation.security).toEqual(needsBearer ? [{ bearerAuth: [] }] : undefined);
+      expect(operation.security).toEqual(security[path] ?? (needsBearer ? [{ bearerAuth: [] }] : undefined));
       expect(operation.responses.default).toEqual({ $ref: '#/components/responses/UnexpectedError' });
     }
-    expect(served.components.securitySchemes).toEqual({ bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } });
+    expect(served.components.securitySchemes).toEqual({
+      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      clientBasic: expect.objectContaining({ type: 'http', scheme: 'basic' }),
+    });
     expect(operations(served).map((o) => o.operation.operationId)).toEqual(
       expect.arrayContaining([
         'v1_api_keys_get',

@@ -27,6 +27,7 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
     const claims = claimsOf(login.refresh_token) as { sid: string; sub: string; jti: string };
     return {
       now: Math.floor(Date.now() / 1000),
+      scope: null,
       sessionId: claims.sid,
       principalId: claims.sub,
       presentedJti: claims.jti,
@@ -48,8 +49,9 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
 
     expect(rotated).toEqual(
       rotations.map((r) => ({
-        principal: { session_id: r.sessionId, type: 'user', principal_id: r.principalId, name: user.username, role: 'editor' },
+        principal: { session_id: r.sessionId, type: 'user', principal_id: r.principalId, name: user.username, role: 'editor', scope: null },
         times: { created_at: expect.any(Number), refresh_expires_at: r.now + 1800 },
+        client: { id: null, idToken: false },
       })),
     );
     for (const r of rotations) expect(await currentJti(r.sessionId)).toBe(r.newJti);

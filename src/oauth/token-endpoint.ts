@@ -1,0 +1,119 @@
+import type { ApiKeyGrant } from '../tokens/grants/api-key.grant';
+import type { PasswordGrant } from '../tokens/grants/password.grant';
+import type { RefreshGrant } from '../tokens/grants/refresh.grant';
+import type { AuthenticatedClient, ClientSecrets } from '../tokens/client-secrets';
+import type { RequestTokenRules } from '../tokens/request-token';
+import type { OAuthTokenResponse } from '../tokens/tokens.responses';
+import { AppError, LoginRefusedError, OAuthError, UnauthorizedError } from '../shared/errors';
+import type { RequestOrigin } from '../shared/audit-context';
+import { clientAuthenticationOf, type ClientAuthentication } from './client-authentication';
+import { checkedScope, required, tokenParametersOf, type TokenParameters } from './token-request';
+
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export const GRANT_TYPES = ['password', 'refresh_token', 'client_credentials', JWT_BEARER_GRANT] as const;
+
+export interface TokenEndpointDeps {
+  apiKey: ApiKeyGrant;
+  password: PasswordGrant;
+  refresh: RefreshGrant;
+  clients: ClientSecrets;
+  /** Request tokens as client libraries send them: up to 3600 s, aud the issuer or this endpoint. */
+  assertionRules: RequestTokenRules;
+}
+
+/**
+ * POST /oauth2/token (RFC 6749 §3.2): one endpoint for every grant, over the same grants as the
+ * service's own routes. Refusals are RFC 6749 §5.2 errors: a refused credential of the grant is
+ * invalid_grant, a refused client invalid_client.
+ */
+export class TokenEndpoint {
+  constructor(private readonly deps: TokenEndpointDeps) {}
+
+  async token(authorization: string | undefined, body: unknown, origin: RequestOrigin): Promise<OAuthTokenResponse> {
+    const parameters = tokenParametersOf(body);
+    const client = clientAuthenticationOf(authorization, parameters);
+    const scope = checkedScope(parameters.scope);
+    const grantType = required(parameters, 'grant_type');
+    switch (grantType) {
+      case 'password':
+        return this.password(parameters, client, scope, origin);
+      case 'refresh_token':
+        return this.refresh(parameters, client, scope, origin);
+      case 'client_credentials':
+        return this.clientCredentials(client, scope, origin);
+      case JWT_BEARER_GRANT:
+        return this.jwtBearer(parameters, client, scope, origin);
+      default:
+        throw new OAuthError('unsupported_grant_type', `grant_type must be one of ${GRANT_TYPES.join(', ')}`);
+    }
+  }
+
+  private async password(parameters: TokenParameters, client: ClientAuthentication, scope: string | undefined, origin: RequestOrigin) {
+    const username = required(parameters, 'username');
+    const password = required(parameters, 'password');
+    const clientId = await this.clientOf(client, origin);
+    return refusedAs('invalid_grant', () => this.deps.password.login(username, password, origin, { scope, clientId: clientId ?? null }));
+  }
+
+  private async refresh(parameters: TokenParameters, client: ClientAuthentication, scope: string | undefined, origin: RequestOrigin) {
+    const refreshToken = required(parameters, 'refresh_token');
+    const clientId = await this.clientOf(client, origin);
+    return refusedAs('invalid_grant', () => this.deps.refresh.refresh(refreshToken, origin, { scope, clientId }));
+  }
+
+  /** The API key is the client; the response has no refresh token (RFC 6749 §4.4.3). */
+  private clientCredentials(client: ClientAuthentication, scope: string | undefined, origin: RequestOrigin) {
+    const request = { scope, refreshToken: false, idToken: false };
+    const basic = client.method === 'client_secret_basic';
+    if (client.method === 'client_secret_basic' || client.method === 'client_secret_post') {
+      return refusedAs('invalid_client', () => this.deps.apiKey.login(client.clientId, { secret: client.secret }, origin, request), basic);
+    }
+    if (client.method === 'client_secret_jwt') {
+      const credential = { requestToken: client.assertion, rules: this.deps.assertionRules };
+      return refusedAs('invalid_client', () => this.deps.apiKey.login(client.clientId ?? null, credential, origin, request));
+    }
+    throw new OAuthError('invalid_client', 'client_credentials needs client authentication');
+  }
+
+  /** RFC 7523 §2.1: a request token as the grant; the same as the API-key route, refresh token included. */
+  private async jwtBearer(parameters: TokenParameters, client: ClientAuthentication, scope: string | undefined, origin: RequestOrigin) {
+    const assertion = required(parameters, 'assertion');
+    await this.clientOf(client, origin);
+    const credential = { requestToken: assertion, rules: this.deps.assertionRules };
+    return refusedAs('invalid_grant', () => this.deps.apiKey.login(null, credential, origin, { scope, refreshToken: true, idToken: false }));
+  }
+
+  /** The client a password or refresh grant is for: a public client by its client_id, or an API key that authenticated. */
+  private async clientOf(client: ClientAuthentication, origin: RequestOrigin): Promise<string | undefined> {
+    if (client.method === 'none') return client.clientId;
+    return (await verifiedClient(this.deps.clients, client, origin))?.appname;
+  }
+}
+
+/**
+ * The API key a request authenticated as with its appkey (client_secret_basic or client_secret_post),
+ * undefined when it sent no credentials; invalid_client when they are wrong.
+ */
+export async function verifiedClient(clients: ClientSecrets, client: ClientAuthentication, origin: RequestOrigin): Promise<AuthenticatedClient | undefined> {
+  if (client.method === 'none') return undefined;
+  if (client.method === 'client_secret_jwt') throw new OAuthError('invalid_request', 'client_assertion is accepted with grant_type=client_credentials only');
+  const basic = client.method === 'client_secret_basic';
+  return refusedAs('invalid_client', () => clients.verify(client.clientId, client.secret, origin), basic);
+}
+
+/**
+ * A grant's refusals as RFC 6749 §5.2 has them: a refused credential (a LoginRefusedError, still
+ * counted by the failed-login limits through its cause), a refused token, or a bad value.
+ */
+export async function refusedAs<T>(code: 'invalid_grant' | 'invalid_client', grant: () => Promise<T>, basicChallenge = false): Promise<T> {
+  try {
+    return await grant();
+  } catch (err) {
+    if (err instanceof OAuthError) throw err;
+    if (err instanceof LoginRefusedError || err instanceof UnauthorizedError) {
+      throw new OAuthError(code, err.message, { basicChallenge: code === 'invalid_client' && basicChallenge, cause: err });
+    }
+    if (err instanceof AppError && err.status === 400) throw new OAuthError('invalid_request', err.message, { cause: err });
+    throw err;
+  }
+}
