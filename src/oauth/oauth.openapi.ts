@@ -22,52 +22,51 @@ const OAUTH_ERRORS = {
   }),
 };
 
-const FORM_AND_JSON = (schema: string) => ({
-  required: true,
-  content: { 'application/x-www-form-urlencoded': { schema: schemaRef(schema) }, 'application/json': { schema: schemaRef(schema) } },
-});
+/** RFC 7009: 200 with an empty body whatever the token was, so the route cannot probe for tokens. */
+const REVOKED = { description: 'Revoked, or not a live token of ours (the same answer); no body.', headers: { 'Cache-Control': header('Cache-Control') } };
+
+type Security = OpenApiOperation['security'];
+
+/** An operation that takes a form or JSON body of the named schema, as every token route does. */
+function formOperation(tag: string, operationId: string, summary: string, security: Security, body: string, responses: OpenApiOperation['responses']): OpenApiOperation {
+  return { operationId, summary, tags: [tag], ...(security && { security }), requestBody: jsonOrFormBody(body), responses };
+}
+
+const oauthOperation = (operationId: string, summary: string, security: Security, body: string, responses: OpenApiOperation['responses']) =>
+  formOperation('OAuth 2.0', operationId, summary, security, body, responses);
 
 /** POST /oauth2/token: every grant (RFC 6749 §3.2). */
 function tokenEndpointOperation(): OpenApiOperation {
-  return {
-    operationId: 'oauth2_token_post',
-    summary: 'OAuth 2.0 token endpoint: password, refresh_token, client_credentials and jwt-bearer grants',
-    tags: ['OAuth 2.0'],
-    security: [{}, CLIENT_BASIC],
-    requestBody: FORM_AND_JSON('OAuthTokenRequest'),
-    responses: {
+  return oauthOperation(
+    'oauth2_token_post',
+    'OAuth 2.0 token endpoint: password, refresh_token, client_credentials and jwt-bearer grants',
+    [{}, CLIENT_BASIC],
+    'OAuthTokenRequest',
+    {
       200: ok('The token response (RFC 6749 §5.1).', 'OAuthTokenResponse', { 'Cache-Control': header('Cache-Control') }),
       ...OAUTH_ERRORS,
       ...errors('PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests', 'ServiceUnavailable'),
     },
-  };
+  );
 }
 
 /** POST /oauth2/revoke: RFC 7009, by possession; an API key's client authentication is checked when sent. */
 function oauthRevocationOperation(): OpenApiOperation {
-  return {
-    operationId: 'oauth2_revoke_post',
-    summary: 'Revoke an access or refresh token (RFC 7009); client authentication optional',
-    tags: ['OAuth 2.0'],
-    security: [{}, CLIENT_BASIC],
-    requestBody: FORM_AND_JSON('OAuthTokenOperand'),
-    responses: {
-      200: { description: 'Revoked, or not a live token of ours (the same answer); no body.', headers: { 'Cache-Control': header('Cache-Control') } },
-      ...OAUTH_ERRORS,
-      ...errors('PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
-    },
-  };
+  return oauthOperation('oauth2_revoke_post', 'Revoke an access or refresh token (RFC 7009); client authentication optional', [{}, CLIENT_BASIC], 'OAuthTokenOperand', {
+    200: REVOKED,
+    ...OAUTH_ERRORS,
+    ...errors('PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+  });
 }
 
 /** POST /oauth2/introspect: RFC 7662, for a bearer token or an API key's client authentication granting api-keys:read. */
 function oauthIntrospectionOperation(): OpenApiOperation {
-  return {
-    operationId: 'oauth2_introspect_post',
-    summary: 'Describe an access or refresh token (RFC 7662); needs api-keys:read, by bearer token or client authentication',
-    tags: ['OAuth 2.0'],
-    security: [...BEARER, CLIENT_BASIC],
-    requestBody: FORM_AND_JSON('OAuthTokenOperand'),
-    responses: {
+  return oauthOperation(
+    'oauth2_introspect_post',
+    'Describe an access or refresh token (RFC 7662); needs api-keys:read, by bearer token or client authentication',
+    [...BEARER, CLIENT_BASIC],
+    'OAuthTokenOperand',
+    {
       200: ok('The live token\'s claims, or exactly {"active": false}.', 'IntrospectionResponse', { 'Cache-Control': header('Cache-Control') }),
       400: oauthError('invalid_request, or a body that is not a form or a JSON object.'),
       401: {
@@ -76,36 +75,23 @@ function oauthIntrospectionOperation(): OpenApiOperation {
       },
       ...errors('Forbidden', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
     },
-  };
+  );
 }
 
-/** RFC 7009: 200 with an empty body whatever the token was, so the route cannot probe for tokens. */
+/** The service's own revocation route. */
 function revocationOperation(): OpenApiOperation {
-  return {
-    operationId: 'auth_bearer_revoke_post',
-    summary: 'Revoke an access or refresh token, ending its whole session (logout; RFC 7009)',
-    tags: ['Tokens'],
-    requestBody: jsonOrFormBody('RevocationBody'),
-    responses: {
-      200: { description: 'Revoked, or not a live token of ours (the same answer); no body.', headers: { 'Cache-Control': header('Cache-Control') } },
-      ...errors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
-    },
-  };
+  return formOperation('Tokens', 'auth_bearer_revoke_post', 'Revoke an access or refresh token, ending its whole session (logout; RFC 7009)', undefined, 'RevocationBody', {
+    200: REVOKED,
+    ...errors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+  });
 }
 
 /** RFC 7662: the caller needs a bearer token with `api-keys:read`. */
 function introspectionOperation(): OpenApiOperation {
-  return {
-    operationId: 'auth_bearer_introspect_post',
-    summary: 'Describe an access or refresh token (RFC 7662); needs api-keys:read',
-    tags: ['Tokens'],
-    security: BEARER,
-    requestBody: jsonOrFormBody('IntrospectionBody'),
-    responses: {
-      200: ok('The live token\'s claims, or exactly {"active": false}.', 'IntrospectionResponse', { 'Cache-Control': header('Cache-Control') }),
-      ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
-    },
-  };
+  return formOperation('Tokens', 'auth_bearer_introspect_post', 'Describe an access or refresh token (RFC 7662); needs api-keys:read', BEARER, 'IntrospectionBody', {
+    200: ok('The live token\'s claims, or exactly {"active": false}.', 'IntrospectionResponse', { 'Cache-Control': header('Cache-Control') }),
+    ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+  });
 }
 
 function discoveryOperation(operationId: string, summary: string): OpenApiOperation {
