@@ -5,7 +5,7 @@ export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-typ
 
 /** How a client authenticated (RFC 6749 §2.3, RFC 7523 §2.2), or the client it named without authenticating. */
 export type ClientAuthentication =
-  | { method: 'none'; clientId: string | undefined }
+  | { method: 'none'; clientId: string | undefined; /** Named by Basic credentials with an empty password. */ viaBasic?: boolean }
   | { method: 'client_secret_basic' | 'client_secret_post'; clientId: string; secret: string }
   | { method: 'client_secret_jwt'; assertion: string; clientId: string | undefined };
 
@@ -25,14 +25,17 @@ export function clientAuthenticationOf(authorization: string | undefined, parame
   }
   if (basic) {
     if (named !== undefined && named !== basic.clientId) throw new OAuthError('invalid_request', 'client_id differs from the Basic credentials');
-    return basic.secret === '' ? { method: 'none', clientId: basic.clientId } : { method: 'client_secret_basic', ...basic };
+    if (basic.secret !== '') return { method: 'client_secret_basic', ...basic };
+    // An empty Basic password is no authentication: a secret or assertion in the body is then the one method, and is checked.
+    if (secret === undefined && assertion === undefined) return { method: 'none', clientId: basic.clientId, viaBasic: true };
   }
+  const clientId = named ?? basic?.clientId;
   if (secret !== undefined) {
-    if (named === undefined) throw new OAuthError('invalid_request', 'client_secret needs client_id');
-    return { method: 'client_secret_post', clientId: named, secret };
+    if (clientId === undefined) throw new OAuthError('invalid_request', 'client_secret needs client_id');
+    return { method: 'client_secret_post', clientId, secret };
   }
-  if (assertion !== undefined) return { method: 'client_secret_jwt', assertion, clientId: named };
-  return { method: 'none', clientId: named };
+  if (assertion !== undefined) return { method: 'client_secret_jwt', assertion, clientId };
+  return { method: 'none', clientId };
 }
 
 function assertionOf(parameters: TokenParameters): string | undefined {

@@ -72,7 +72,8 @@ export class TokenEndpoint {
       const credential = { requestToken: client.assertion, rules: this.deps.assertionRules };
       return refusedAs('invalid_client', () => this.deps.apiKey.login(client.clientId ?? null, credential, origin, request));
     }
-    throw new OAuthError('invalid_client', 'client_credentials needs client authentication');
+    // RFC 6749 §5.2: a client that tried Basic (here with an empty password) gets the Basic challenge.
+    throw new OAuthError('invalid_client', 'client_credentials needs client authentication', { basicChallenge: client.method === 'none' && client.viaBasic === true });
   }
 
   /** RFC 7523 §2.1: a request token as the grant; the same as the API-key route, refresh token included. */
