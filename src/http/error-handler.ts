@@ -29,7 +29,8 @@ function fromBodyParser(err: { type?: unknown; status?: unknown }): AppError | u
   return name ? new AppError(name, 'Bad request') : undefined;
 }
 
-function toAppError(err: unknown): AppError {
+/** Any error as the one the client is answered with: ours, an outage, a body-parser refusal, or an unexpected fault. */
+export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isDatabaseUnavailable(err)) return new AppError('ServiceUnavailable', 'The service is temporarily unavailable');
   if (err && typeof err === 'object') {

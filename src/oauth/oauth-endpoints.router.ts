@@ -1,7 +1,7 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Authenticator } from '../http/authenticate';
-import { FORM_FIELD_LIMIT, jsonOrFormBody } from '../http/body-parsers';
-import { methodNotAllowed } from '../http/error-handler';
+import { jsonOrFormBody } from '../http/body-parsers';
+import { methodNotAllowed, toAppError } from '../http/error-handler';
 import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
 import { originOf } from '../http/request-origin';
@@ -62,10 +62,10 @@ export function oauthEndpointsRouter({ endpoint, clients, revocation, introspect
     })
     .all(methodNotAllowed(['POST']));
 
-  // A body the parsers refuse as malformed is a 400 of these endpoints too: RFC 6749 §5.2's invalid_request.
-  router.use(function malformedBodyAsInvalidRequest(err: unknown, _req: Request, _res: Response, next: NextFunction) {
-    const description = MALFORMED_BODY.get((err as { type?: unknown } | null)?.type);
-    next(description === undefined ? err : new OAuthError('invalid_request', description, { cause: err }));
+  // Any other 400 of these endpoints (a body the parsers refuse, say) is RFC 6749 §5.2's invalid_request.
+  router.use(function badRequestAsInvalidRequest(err: unknown, _req: Request, _res: Response, next: NextFunction) {
+    const error = toAppError(err);
+    next(error.status === 400 && !(error instanceof OAuthError) ? new OAuthError('invalid_request', error.message, { cause: err }) : err);
   });
 
   /** A bearer token's principal, or the API key that authenticated as a client, with the scopes of its role. */
@@ -80,12 +80,6 @@ export function oauthEndpointsRouter({ endpoint, clients, revocation, introspect
 
   return router;
 }
-
-/** body-parser's refusals of a body that is there but malformed (the others are 413 and 415), as the error handler words them. */
-const MALFORMED_BODY: ReadonlyMap<unknown, string> = new Map([
-  ['entity.parse.failed', 'Malformed JSON body'],
-  ['parameters.too.many', `A form body may carry at most ${FORM_FIELD_LIMIT} fields`],
-]);
 
 /** RFC 7009 §2.1 and RFC 7662 §2.1: the hint is advisory; one the service does not know is ignored. */
 function hintOf(parameters: TokenParameters): TokenTypeHint | undefined {

@@ -64,7 +64,7 @@ function parseSegment(segment: string): Record<string, unknown> | undefined {
  * own typ and id claims.
  */
 export class TokenSigner {
-  /** The encoded JOSE header per kid: it only changes when the signing key does. */
+  /** The encoded JOSE header per type and kid: it only changes when the signing key does. */
   private readonly headers = new Map<string, string>();
   private readonly refreshHeader = base64url({ alg: REFRESH_ALGORITHM, typ: 'JWT' });
 
@@ -96,7 +96,7 @@ export class TokenSigner {
       return `${signingInput}.${this.refreshSignature(signingInput).toString('base64url')}`;
     }
     const { kid, privateKey } = await this.keys.signingKey();
-    const signingInput = `${this.headerFor(kid)}.${base64url(payload)}`;
+    const signingInput = `${this.headerFor(kind, kid)}.${base64url(payload)}`;
     const signature = signDigest(ES256.digest, Buffer.from(signingInput), { key: privateKey, dsaEncoding: ES256.dsaEncoding });
     return `${signingInput}.${signature.toString('base64url')}`;
   }
@@ -146,11 +146,13 @@ export class TokenSigner {
     return key !== undefined && verifyDigest(ES256.digest, Buffer.from(signingInput), { key, dsaEncoding: ES256.dsaEncoding }, signature);
   }
 
-  private headerFor(kid: string): string {
-    let header = this.headers.get(kid);
+  /** Access tokens are typed `at+jwt` (RFC 9068 §2.1), so an RFC 9068 resource server accepts them and nothing takes another JWT for one. */
+  private headerFor(kind: TokenKind, kid: string): string {
+    const typ = kind === 'Bearer' ? 'at+jwt' : 'JWT';
+    let header = this.headers.get(`${typ} ${kid}`);
     if (!header) {
-      header = base64url({ alg: ALGORITHM, typ: 'JWT', kid });
-      this.headers.set(kid, header);
+      header = base64url({ alg: ALGORITHM, typ, kid });
+      this.headers.set(`${typ} ${kid}`, header);
     }
     return header;
   }
