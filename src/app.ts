@@ -27,12 +27,14 @@ export interface AppDeps {
   services: Services;
   /** From loadRateLimits: the configured limits, or pass-through when they are off. */
   rateLimits: RateLimits;
+  /** Present when the rate-limit counters live in Redis: whether it is connected, for /readyz. */
+  redisUp?: () => boolean;
   /** Present when METRICS_ENABLED=true: requests are measured, and GET /metrics served here unless METRICS_PORT is set. */
   metrics?: Metrics;
 }
 
 /** The HTTP application. Never listens: main.ts does, and tests drive it with supertest. */
-export function buildApp({ config, logger, services, metrics, rateLimits }: AppDeps): Express {
+export function buildApp({ config, logger, services, metrics, rateLimits, redisUp }: AppDeps): Express {
   const metricsHere = metrics !== undefined && config.metrics.port === undefined;
   metrics?.watchPool(() => services.db.poolStats());
   const app = express();
@@ -68,7 +70,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits }: AppD
     }),
   );
   app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
-  app.use(healthRouter(services.db));
+  app.use(healthRouter(services.db, redisUp));
   app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
   if (metricsHere) app.use(metricsRouter(metrics));
 

@@ -1,20 +1,51 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const wholeSeconds = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
+const TRUST_PROXY_INSTEAD =
+  'set the number of proxies in front of the service (a hop count, e.g. 1), loopback, or a comma-separated list of ' +
+  "the proxies' addresses or CIDR ranges (e.g. 10.0.0.0/8,192.168.1.5)";
+
+/** The names Express (proxy-addr) knows for address ranges, beside addresses and CIDR ranges. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, an address/prefix length (or /netmask for IPv4), or a range name proxy-addr knows. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  if (prefix === undefined) return true;
+  if (family === 4 && isIP(prefix) === 4) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
 /**
- * TRUST_PROXY follows Express's `trust proxy` setting: `false`, `true`, a hop count, or a
- * comma-separated list of addresses/subnets. Kept as the value Express expects.
+ * TRUST_PROXY follows Express's `trust proxy` setting: `false`, a hop count, or a comma-separated
+ * list of addresses/subnets (or `loopback`). Kept as the value Express expects. `true` is refused:
+ * it trusts every hop, so any client could forge X-Forwarded-For and with it the address that
+ * rate limits, the audit trail and last_ip rely on.
  */
 const trustProxy = z
   .string()
   .default('false')
-  .transform((v): boolean | number | string => {
-    if (v === 'true') return true;
+  .transform((v) => v.trim())
+  .superRefine((v, ctx) => {
+    if (v.toLowerCase() === 'true') {
+      ctx.addIssue({ code: 'custom', message: `true would trust every hop, so any client could forge X-Forwarded-For; ${TRUST_PROXY_INSTEAD}` });
+    } else if (v !== 'false' && v !== '' && !/^\d+$/.test(v) && !v.split(',').every((entry) => isProxyAddress(entry.trim()))) {
+      ctx.addIssue({ code: 'custom', message: `must be false, a hop count, loopback, or a comma-separated list of addresses or CIDR ranges; ${TRUST_PROXY_INSTEAD}` });
+    }
+  })
+  .transform((v): false | number | string => {
     if (v === 'false' || v === '') return false;
     if (/^\d+$/.test(v)) return Number(v);
-    return v;
+    return v
+      .split(',')
+      .map((entry) => entry.trim())
+      .join(',');
   });
 
 const masterKey = z
@@ -60,6 +91,7 @@ const envSchema = z
     RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default('apikeys:rl:'),
     METRICS_ENABLED: z.enum(['true', 'false']).default('false'),
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   });
 
 /**
@@ -103,7 +135,8 @@ export interface Config {
   readonly clockTolerance: number;
   readonly bcryptCost: number;
   readonly bootstrapAdmin: { readonly username: string; readonly password: string } | undefined;
-  readonly trustProxy: boolean | number | string;
+  /** Express `trust proxy`: false, a hop count, or the proxies' addresses (never true: see trustProxy). */
+  readonly trustProxy: false | number | string;
   readonly logLevel: string;
   readonly shutdownTimeoutSeconds: number;
   readonly rateLimits: RateLimitSettings;
@@ -114,6 +147,11 @@ export interface MetricsSettings {
   readonly enabled: boolean;
   /** GET /metrics is served on this port by a server of its own when set, on the main port otherwise. */
   readonly port: number | undefined;
+  /**
+   * Where that server listens: 127.0.0.1 unless METRICS_HOST says otherwise, since scraping needs no
+   * token and the metrics tell an attacker about traffic and load.
+   */
+  readonly host: string;
 }
 
 export interface RateLimitRule {
@@ -184,6 +222,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisUrl: e.REDIS_URL,
       redisPrefix: e.RATE_LIMIT_REDIS_PREFIX,
     }),
-    metrics: Object.freeze({ enabled: e.METRICS_ENABLED === 'true', port: e.METRICS_PORT }),
+    metrics: Object.freeze({ enabled: e.METRICS_ENABLED === 'true', port: e.METRICS_PORT, host: e.METRICS_HOST }),
   });
 }

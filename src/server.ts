@@ -42,13 +42,13 @@ export async function startServer(config: Config, logger: Logger, options: { cre
         : undefined;
     if (redis) cleanups.push(redis.close);
     const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected);
-    const app = buildApp({ config, logger, services, rateLimits, metrics });
+    const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis?.isUp });
     // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
     let metricsUrl: string | undefined;
     if (metrics && config.metrics.port !== undefined) {
-      const metricsServer = await startMetricsServer(metrics, logger, config.metrics.port, config.host);
+      const metricsServer = await startMetricsServer(metrics, logger, config.metrics.port, config.metrics.host);
       cleanups.push(() => stopMetricsServer(metricsServer));
-      metricsUrl = urlOf(metricsServer, config.host);
+      metricsUrl = urlOf(metricsServer, config.metrics.host);
     }
     const server = await listen(app.listen.bind(app), config.port, config.host);
     answerClientErrors(server);

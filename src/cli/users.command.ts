@@ -4,8 +4,8 @@ import { readSecret } from './read-secret';
 
 export const USERS_USAGE = `users add <username> [--role viewer|editor|admin|none]   password from stdin or a prompt
 users list
-users set-role <username> <viewer|editor|admin|none>
-users set-password <username>                          password from stdin or a prompt
+users set-role <username> <viewer|editor|admin|none>   also ends the user's sessions
+users set-password <username>                          password from stdin or a prompt; also ends the user's sessions
 users disable <username>                               also ends the user's sessions
 users delete <username>`;
 
@@ -39,12 +39,12 @@ export async function runUsersCommand(users: UsersService, [action, ...args]: st
       const username = required(args[0], '<username>');
       const role = required(args[1], '<role>');
       await users.setRole(username, role, CLI_CONTEXT);
-      return `Role of ${username} is now ${role}`;
+      return `Role of ${username} is now ${role}; their sessions ended`;
     }
     case 'set-password': {
       const username = required(args[0], '<username>');
       await users.setPassword(username, await readSecret(`New password for ${username}: `), CLI_CONTEXT);
-      return `Password of ${username} changed`;
+      return `Password of ${username} changed; their sessions ended`;
     }
     case 'disable': {
       const username = required(args[0], '<username>');

@@ -1,6 +1,6 @@
 import { PATHS } from '../shared/paths';
 import { errors, ok, type RoutesDescription } from '../http/openapi';
-import { healthStatus } from './health.responses';
+import { healthStatus, readinessStatus } from './health.responses';
 
 /** The routes of healthRouter: liveness and readiness. */
 export function describeHealthRoutes(): RoutesDescription {
@@ -14,10 +14,13 @@ export function describeHealthRoutes(): RoutesDescription {
           operationId: 'readyz_get',
           summary: 'Readiness',
           tags: ['Platform'],
-          responses: { 200: ok('The database answers.', 'HealthStatus'), ...errors('ServiceUnavailable') },
+          responses: {
+            200: ok('The database answers. With REDIS_URL, `redis` says whether Redis does: when down, rate limits pass every request, and the service stays ready.', 'ReadinessStatus'),
+            ...errors('ServiceUnavailable'),
+          },
         },
       },
     },
-    responseSchemas: { HealthStatus: healthStatus },
+    responseSchemas: { HealthStatus: healthStatus, ReadinessStatus: readinessStatus },
   };
 }

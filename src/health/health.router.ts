@@ -4,8 +4,12 @@ import type { Database } from '../db/database';
 import { AppError } from '../shared/errors';
 import { methodNotAllowed } from '../http/error-handler';
 
-/** Liveness (the process answers) and readiness (the database answers). No token needed. */
-export function healthRouter(db: Database): Router {
+/**
+ * Liveness (the process answers) and readiness (the database answers). No token needed. `redisUp`,
+ * given when rate-limit counters live in Redis, is reported by /readyz but never fails it: without
+ * Redis the limits pass requests, and taking the instance out of rotation would be worse.
+ */
+export function healthRouter(db: Database, redisUp?: () => boolean): Router {
   const router = Router();
   router
     .route(PATHS.health)
@@ -21,7 +25,7 @@ export function healthRouter(db: Database): Router {
       } catch (err) {
         throw new AppError('ServiceUnavailable', 'Database is not reachable', { cause: err });
       }
-      res.json({ status: 'ok' });
+      res.json(redisUp ? { status: 'ok', redis: redisUp() ? 'up' : 'down' } : { status: 'ok' });
     })
     .all(methodNotAllowed(['GET']));
   return router;

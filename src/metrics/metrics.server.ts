@@ -7,7 +7,8 @@ import { metricsRouter } from './metrics.router';
 
 /**
  * A separate HTTP server answering only GET /metrics (METRICS_PORT), so scraping need not be exposed
- * where the API is. Resolves once listening; other paths get the uniform 404.
+ * where the API is; `host` is METRICS_HOST (127.0.0.1 by default, whatever HOST is). Resolves once
+ * listening; other paths get the uniform 404.
  */
 export function startMetricsServer(metrics: Metrics, logger: Logger, port: number, host: string): Promise<Server> {
   const app = express();
@@ -20,7 +21,9 @@ export function startMetricsServer(metrics: Metrics, logger: Logger, port: numbe
     const server = app.listen(port, host, (err?: Error) => {
       if (err) return reject(err);
       const address = server.address();
-      logger.info({ port: typeof address === 'object' && address ? address.port : port }, 'metrics listening');
+      // The address too: an operator should see at a glance whether scraping is open beyond this machine.
+      const bound = typeof address === 'object' && address ? { address: address.address, port: address.port } : { address: host, port };
+      logger.info(bound, 'metrics listening');
       resolve(server);
     });
   });

@@ -1,12 +1,16 @@
 import { preparedStatement, type Queryable } from '../db/database';
 import { auditInsertFrom } from '../audit-trail/audit-trail';
-import type { RequestOrigin } from '../shared/audit-context';
+import type { AuditContext, RequestOrigin } from '../shared/audit-context';
 import { appkeyGenerationValid } from './appkey-generations';
 import { originParams, originValues, principalColumns, principalTypeOf } from './statement-parts';
 
-/** Revokes the rows of `update` (an UPDATE of sessions) and records one event each; answers how many. */
-const revokeAndRecord = (name: string, type: 'refresh_token.reused' | 'session.revoked', update: string) => {
+/**
+ * Revokes the rows of `update` (an UPDATE of sessions) and records one event each; answers how many.
+ * The actor is each session's own principal, unless `actor` (an SQL expression) names who acted.
+ */
+const revokeAndRecord = (name: string, type: 'refresh_token.reused' | 'session.revoked', update: string, actor?: string) => {
   const origin = originParams(3);
+  const principal = principalColumns('named');
   return preparedStatement(
     name,
     `WITH revoked AS (${update} RETURNING id, user_id, api_key_id, revoked_reason),
@@ -18,7 +22,8 @@ const revokeAndRecord = (name: string, type: 'refresh_token.reused' | 'session.r
      ), audit AS (
        ${auditInsertFrom('named', {
          type,
-         ...principalColumns('named'),
+         ...principal,
+         actor: actor ?? principal.actor,
          ...origin,
          details: `jsonb_build_object('route', ${origin.route}, 'session_id', named.id, 'reason', named.revoked_reason)`,
        })}
@@ -70,9 +75,22 @@ export async function revokeSessionsOfStaleAppkeys(q: Queryable, apiKeyId: strin
   return rowCount ?? 0;
 }
 
-export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: string): Promise<void> {
-  await q.query('UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE user_id = $1 AND revoked_at IS NULL', [
-    userId,
-    reason,
-  ]);
+/** Why a user's sessions all end: the change to the user made at the command line. */
+export type UserSessionsEndReason = 'password_changed' | 'role_changed' | 'user_disabled';
+
+const REVOKE_ALL_OF_USER = revokeAndRecord(
+  'sessions.revoke-all-of-user',
+  'session.revoked',
+  'UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE user_id = $1 AND revoked_at IS NULL',
+  '$6::text',
+);
+
+/**
+ * Ends every live session of the user, recording one session.revoked per session by whoever made
+ * the change (`ctx`): after a password, role or status change, a token obtained before it must not
+ * outlive it. Returns how many sessions ended.
+ */
+export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: UserSessionsEndReason, ctx: AuditContext): Promise<number> {
+  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_USER, [userId, reason, ...originValues(ctx), ctx.actor]);
+  return rows[0]!.revoked;
 }

@@ -23,6 +23,11 @@ interface PublishedKey {
 }
 
 const RELOAD_INTERVAL_MS = 30_000;
+/**
+ * An unknown kid reloads the keys at most this often: a fresh key from a rotation elsewhere is seen
+ * at once (or within this pause), while tokens with made-up kids cannot make one database read each.
+ */
+const UNKNOWN_KID_RELOAD_PAUSE_MS = 10_000;
 
 /** RFC 7638 thumbprint: a kid derived from the key itself. */
 function thumbprint(jwk: { crv: string; kty: string; x: string; y: string }): string {
@@ -33,13 +38,15 @@ function thumbprint(jwk: { crv: string; kty: string; x: string; y: string }): st
 /**
  * Owns the ES256 keys: generated and rotated under an advisory lock, private halves sealed under
  * MASTER_KEY, public halves published as a JWK Set. Other instances pick up a rotation on their
- * next reload (periodic, or on meeting an unknown kid).
+ * next reload (periodic, or on meeting an unknown kid, at most once per 10 seconds).
  */
 export class SigningKeysService {
   private active: ActiveKey | undefined;
   private published = new Map<string, PublishedKey>();
   private loadedAt = 0;
   private reloading: Promise<void> | undefined;
+  /** When an unknown kid last caused a reload (epoch ms). */
+  private unknownKidReloadAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly db: Database,
@@ -77,12 +84,22 @@ export class SigningKeysService {
 
   /**
    * The public key for a kid. An unknown kid may come from a rotation on another instance, so it
-   * triggers a reload (shared by concurrent callers): no window in which a fresh key is refused.
+   * triggers a reload (shared by concurrent callers), at most once per UNKNOWN_KID_RELOAD_PAUSE_MS
+   * (a reload under way is joined): a fresh key is accepted at once, or within that pause when made-up
+   * kids came just before it.
    */
   async publicKey(kid: string): Promise<KeyObject | undefined> {
-    if (!this.published.has(kid) || Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
+    if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
+    else if (!this.published.has(kid)) await this.reloadForUnknownKid();
     const key = this.published.get(kid);
     return key && this.isPublished(key) ? key.publicKey : undefined;
+  }
+
+  private async reloadForUnknownKid(): Promise<void> {
+    if (this.reloading) return this.reloading;
+    if (Date.now() - this.unknownKidReloadAt < UNKNOWN_KID_RELOAD_PAUSE_MS) return;
+    this.unknownKidReloadAt = Date.now();
+    await this.reload();
   }
 
   async jwkSet(): Promise<{ keys: PublicJwk[] }> {

@@ -12,7 +12,6 @@ import type { Credentials } from './credentials';
 import { assertNewPasswordAcceptable } from './password-rules';
 import { USERNAME_PATTERN } from '../shared/names';
 
-
 export interface UserView {
   username: string;
   role: Role | null;
@@ -69,20 +68,26 @@ export class UsersService {
     return (await users.listUsers(this.db)).map(present);
   }
 
+  /** Changes the role and ends every session of the user: tokens issued under the old role must not outlive it. */
   async setRole(username: string, role: string | null, ctx: AuditContext): Promise<void> {
     const next = parseRole(role);
     await this.db.withTransaction(async (tx) => {
       const user = await users.findUserForUpdate(tx, username);
       if (!user) throw notFound(`User "${username}" not found`);
       await users.updateUserRole(tx, username, next);
+      await revokeSessionsOfUser(tx, user.id, 'role_changed', ctx);
       await recordAuditEvent(tx, ctx, { type: 'user.role_changed', username, details: { role_before: user.role, role_after: next } });
     });
   }
 
+  /** Changes the password and ends every session of the user: whoever held the old one must not stay logged in. */
   async setPassword(username: string, password: string, ctx: AuditContext): Promise<void> {
     const hash = await this.hashPassword(password);
     await this.db.withTransaction(async (tx) => {
-      if (!(await users.updateUserPassword(tx, username, hash))) throw notFound(`User "${username}" not found`);
+      const user = await users.findUserForUpdate(tx, username);
+      if (!user) throw notFound(`User "${username}" not found`);
+      await users.updateUserPassword(tx, username, hash);
+      await revokeSessionsOfUser(tx, user.id, 'password_changed', ctx);
       await recordAuditEvent(tx, ctx, { type: 'user.password_changed', username });
     });
     this.credentials.forget(username);
@@ -94,7 +99,7 @@ export class UsersService {
       const user = await users.findUserForUpdate(tx, username);
       if (!user) throw notFound(`User "${username}" not found`);
       await users.updateUserDisabled(tx, username, true);
-      await revokeSessionsOfUser(tx, user.id, 'user disabled');
+      await revokeSessionsOfUser(tx, user.id, 'user_disabled', ctx);
       await recordAuditEvent(tx, ctx, { type: 'user.disabled', username });
     });
     this.credentials.forget(username);

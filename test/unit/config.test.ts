@@ -174,3 +174,39 @@ describe('loadConfig: cross-variable rules', () => {
     expect(error.message).not.toContain('sup3r-s3cret-pw');
   });
 });
+
+describe('loadConfig: TRUST_PROXY (Hardening: proxies)', () => {
+  it.each(['true', 'TRUE', ' true '])('when TRUST_PROXY=%j, then startup is refused with a message saying what to set instead', (value) => {
+    const error = configErrorFor({ TRUST_PROXY: value });
+
+    expect(error.message).toContain('TRUST_PROXY');
+    expect(error.message).toMatch(/hop count/);
+    expect(error.message).toContain('loopback');
+    expect(error.message).toMatch(/comma-separated list/);
+  });
+
+  it.each([
+    ['unset', undefined, false],
+    ['false', 'false', false],
+    ['a hop count', '2', 2],
+    ['loopback', 'loopback', 'loopback'],
+    ['a list of addresses and CIDR ranges', '10.0.0.0/8, 192.168.1.5,::1,fd00::/8', '10.0.0.0/8,192.168.1.5,::1,fd00::/8'],
+    ['loopback with an address', 'loopback,10.1.2.3', 'loopback,10.1.2.3'],
+  ])('when TRUST_PROXY is %s, then it is kept as Express expects it', (_what, value, expected) => {
+    expect(loadConfig(value === undefined ? {} : { TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['yes', '10.0.0.0/99', 'proxy.example.com', '10.0.0.1,,'])('when TRUST_PROXY=%j is neither a hop count, loopback nor addresses, then a ConfigError names it', (value) => {
+    expect(configErrorFor({ TRUST_PROXY: value }).message).toContain('TRUST_PROXY');
+  });
+});
+
+describe('loadConfig: METRICS_HOST (Hardening: start-up)', () => {
+  it('when METRICS_HOST is unset, then the metrics server listens on 127.0.0.1, whatever HOST is', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', METRICS_PORT: '9464' }).metrics).toMatchObject({ port: 9464, host: '127.0.0.1' });
+  });
+
+  it('when METRICS_HOST is set, then the metrics server listens there', () => {
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics.host).toBe('0.0.0.0');
+  });
+});

@@ -189,6 +189,29 @@ describe('request errors on the key routes', () => {
     });
   });
 
+  describe('a NUL in a string parameter (Hardening: bad input stays 400)', () => {
+    it.each<[string, Method, () => string, Record<string, string>, string]>([
+      ['list: limit', 'get', () => KEYS, { limit: '5\u0000' }, 'query.limit:'],
+      ['list: after', 'get', () => KEYS, { after: 'a\u0000b' }, 'query.after:'],
+      ['regen: grace_seconds', 'put', () => regenPath(existing), { grace_seconds: '60\u0000' }, 'query.grace_seconds:'],
+    ])('when the query of %s holds NUL, then 400 naming the field', async (_case, method, path, query, named) => {
+      const res = await t.http()[method](path()).query(query).set(bearer(admin)).send(method === 'put' ? { roles: ['viewer'] } : undefined);
+
+      expectError(res, 400, 'BadRequest', named);
+    });
+
+    it.each<[string, Method, string]>([
+      ['get', 'get', `${KEYS}/app%00name`],
+      ['update', 'put', `${KEYS}/app%00name`],
+      ['regen', 'put', `${KEYS}/app%00name/regen`],
+      ['delete', 'delete', `${KEYS}/app%00name`],
+    ])('when the appname in the path of %s holds NUL, then 400 naming appname', async (_case, method, path) => {
+      const res = await t.http()[method](path).set(bearer(admin)).send(method === 'put' ? { roles: ['viewer'] } : undefined);
+
+      expectError(res, 400, 'BadRequest', 'params.appname:');
+    });
+  });
+
   describe('methods', () => {
     it.each<[Verb, string, string]>([
       ['DELETE', '/api/v1/api-keys', 'GET, POST'],

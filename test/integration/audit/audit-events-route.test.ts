@@ -207,6 +207,13 @@ describe('GET /api/v1/audit-events', () => {
       ['since equal to until', { since: '2026-01-31T12:00:00Z', until: '2026-01-31T12:00:00Z' }, 'query.since:'],
       ['since after until', { since: '2026-01-31T12:00:00Z', until: '2026-01-31T11:00:00Z' }, 'query.since:'],
       ['an unknown parameter', { x: '1' }, 'query: unknown field "x"'],
+      ['a username holding NUL', { username: 'a\u0000b' }, 'query.username:'],
+      ['an appname holding NUL', { appname: 'a\u0000b' }, 'query.appname:'],
+      ['an actor holding NUL', { actor: 'user:a\u0000b' }, 'query.actor:'],
+      ['a type holding NUL', { type: 'token.issued\u0000' }, 'query.type:'],
+      ['a since holding NUL', { since: '2026-01-31T12:00:00Z\u0000' }, 'query.since:'],
+      ['a before holding NUL', { before: '1\u0000' }, 'query.before:'],
+      ['a limit holding NUL', { limit: '1\u0000' }, 'query.limit:'],
     ])('when the query has %s, then 400 naming the field', async (_case, query, named) => {
       const res = await getEvents(t, admin.token, query);
 

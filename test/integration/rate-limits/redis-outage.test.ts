@@ -1,0 +1,184 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { expectError } from '../../helpers/errors';
+import { sleep } from '../auth/support';
+
+/** redis-server on the PATH (or where Debian puts it), if installed. */
+const REDIS_SERVER = [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/local/bin']
+  .map((dir) => join(dir, 'redis-server'))
+  .find((path) => existsSync(path));
+const INSTALL_HINT = 'redis-server is not installed: apt-get install redis-server (Debian/Ubuntu) or brew install redis (macOS) to run it';
+// CI must prove this, never skip it.
+if (!REDIS_SERVER && process.env.CI === 'true') throw new Error(`${INSTALL_HINT}; CI=true does not allow skipping it`);
+if (!REDIS_SERVER) console.warn(`skipped: Redis outage test: ${INSTALL_HINT}`);
+
+/** A TCP port nothing listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether a Redis answers PING on this port. */
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    const done = (answer: boolean) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+/** A Redis of this test's own, in memory only; resolves once it answers. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(REDIS_SERVER!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    if (await answersPing(port)) return child;
+    if (child.exitCode !== null) break;
+    await sleep(50);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`redis-server did not start on port ${port}`);
+}
+
+function stopRedis(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+const OUTAGE_WARNING = 'redis unreachable; rate limits pass every request until it returns';
+
+/** A request to a token route (counted per address), with how long its answer took; a hung one is cut off at 5 s. */
+async function timedRefresh(t: TestApp): Promise<{ status: number; ms: number; res?: Awaited<ReturnType<ReturnType<TestApp['http']>['post']>> }> {
+  const started = Date.now();
+  try {
+    const res = await t.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: 'not-a-token' }).timeout(5_000);
+    return { status: res.status, ms: Date.now() - started, res };
+  } catch {
+    return { status: 0, ms: Date.now() - started };
+  }
+}
+
+/** GET /readyz, with how long its answer took. */
+async function timedReadiness(t: TestApp): Promise<{ status: number; body: unknown; ms: number }> {
+  const started = Date.now();
+  try {
+    const res = await t.http().get('/readyz').timeout(5_000);
+    return { status: res.status, body: res.body, ms: Date.now() - started };
+  } catch {
+    return { status: 0, body: undefined, ms: Date.now() - started };
+  }
+}
+
+/** How many times the outage warning was logged. */
+const outageWarnings = (t: TestApp) => t.logs().split('\n').filter((line) => line.includes(OUTAGE_WARNING)).length;
+
+/** Polls /readyz until it says Redis is up (at most 10 s); returns its last answer. */
+async function readyWithRedisUp(t: TestApp): Promise<{ status: number; body: unknown; ms: number }> {
+  let answer = await timedReadiness(t);
+  for (let i = 0; i < 50 && (answer.body as { redis?: string } | undefined)?.redis !== 'up'; i++) {
+    await sleep(200);
+    answer = await timedReadiness(t);
+  }
+  return answer;
+}
+
+const limitedEnv = (port: number) => ({
+  REDIS_URL: `redis://127.0.0.1:${port}`,
+  RATE_LIMIT_REDIS_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+  RATE_LIMIT_ENABLED: 'true',
+  RATE_LIMIT_TOKEN_REQUESTS: '3',
+  RATE_LIMIT_TOKEN_WINDOW: '60',
+});
+
+(REDIS_SERVER ? describe : describe.skip)('Redis down is not the service down (Hardening)', () => {
+  let t: TestApp;
+  let port: number;
+  let redis: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    t = await startTestApp(limitedEnv(port));
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (redis) await stopRedis(redis);
+  });
+
+  it('when Redis stops and comes back, then requests pass within about a second meanwhile, /readyz says so, one warning is logged, and limits resume', async () => {
+    // Redis up: the fourth request of the window is refused.
+    expect(await timedReadiness(t)).toMatchObject({ status: 200, body: { status: 'ok', redis: 'up' } });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await timedRefresh(t)).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+
+    // Redis down: every answer comes quickly, as if there were no limits.
+    await stopRedis(redis!);
+    const during = [];
+    for (let i = 0; i < 6; i++) during.push(await timedRefresh(t));
+    const readiness = await timedReadiness(t);
+    await sleep(1_500); // reconnect attempts go on meanwhile
+    during.push(await timedRefresh(t));
+
+    expect(during.map((d) => d.status)).toEqual([401, 401, 401, 401, 401, 401, 401]);
+    expect(Math.max(...during.map((d) => d.ms))).toBeLessThan(1_500);
+    expectError(during[0]!.res!, 401, 'Unauthorized');
+    expect(readiness).toMatchObject({ status: 200, body: { status: 'ok', redis: 'down' } });
+    expect(readiness.ms).toBeLessThan(1_500);
+    expect(outageWarnings(t)).toBe(1);
+
+    // Redis back (empty, on the same port): limiting resumes by itself.
+    redis = await startRedis(port);
+    expect(await readyWithRedisUp(t)).toMatchObject({ status: 200, body: { status: 'ok', redis: 'up' } });
+    const after = [];
+    for (let i = 0; i < 4; i++) after.push((await timedRefresh(t)).status);
+    expect(after).toEqual([401, 401, 401, 429]);
+    expect(outageWarnings(t)).toBe(1);
+  }, 60_000);
+
+  describe('when Redis is away at start', () => {
+    let late: TestApp | undefined;
+    let latePort: number;
+    let lateRedis: ChildProcess | undefined;
+    afterAll(async () => {
+      await late?.close();
+      if (lateRedis) await stopRedis(lateRedis);
+    });
+
+    it('then the service starts and answers without limits, /readyz says redis down, and limits count once Redis comes', async () => {
+      latePort = await freePort();
+      late = await startTestApp(limitedEnv(latePort));
+
+      const during = [];
+      for (let i = 0; i < 5; i++) during.push(await timedRefresh(late));
+      expect(during.map((d) => d.status)).toEqual([401, 401, 401, 401, 401]);
+      expect(Math.max(...during.map((d) => d.ms))).toBeLessThan(1_500);
+      expect(await timedReadiness(late)).toMatchObject({ status: 200, body: { status: 'ok', redis: 'down' } });
+      expect(outageWarnings(late)).toBe(1);
+
+      lateRedis = await startRedis(latePort);
+      expect(await readyWithRedisUp(late)).toMatchObject({ status: 200, body: { status: 'ok', redis: 'up' } });
+      const after = [];
+      for (let i = 0; i < 4; i++) after.push((await timedRefresh(late)).status);
+      expect(after).toEqual([401, 401, 401, 429]);
+    }, 60_000);
+  });
+});
