@@ -6,7 +6,7 @@ import type { Principal } from '../shared/principals';
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
 /** The access token of `Authorization: Bearer <access token>`, or the 401 for a missing or garbled header. */
-function bearerTokenOf(req: Request): string {
+export function bearerTokenOf(req: Request): string {
   const header = req.headers.authorization;
   if (!header) throw new UnauthorizedError('Missing bearer token', false);
   const match = BEARER.exec(header);

@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { Authenticator } from '../http/authenticate';
+import { bearerTokenOf, type Authenticator } from '../http/authenticate';
 import { jsonOrFormBody } from '../http/body-parsers';
 import { methodNotAllowed, toAppError } from '../http/error-handler';
 import { noStore } from '../http/no-store';
@@ -71,8 +71,8 @@ export function oauthEndpointsRouter({ endpoint, clients, revocation, introspect
   /** A bearer token's principal, or the API key that authenticated as a client, with the scopes of its role. */
   async function callerOf(req: Request, parameters: TokenParameters): Promise<Principal> {
     const authorization = req.headers.authorization;
-    const bearer = /^Bearer +(\S+)$/i.exec(authorization ?? '')?.[1];
-    if (bearer !== undefined) return authenticator.authenticate(bearer, req);
+    // A Bearer header is judged exactly as on every other bearer route.
+    if (/^Bearer\b/i.test(authorization ?? '')) return authenticator.authenticate(bearerTokenOf(req), req);
     const client = await verifiedClient(clients, clientAuthenticationOf(authorization, parameters), originOf(req));
     if (!client) throw new UnauthorizedError('A bearer token or client authentication is required', false);
     return { type: 'api_key', id: client.id, name: client.appname, role: client.role, sessionId: '', scopes: scopesOf(client.role) };
