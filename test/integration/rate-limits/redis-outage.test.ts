@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { startTestApp, type TestApp } from '../../helpers/app';
+import { onPglite } from '../../helpers/database';
 import { expectError } from '../../helpers/errors';
 import { sleep } from '../auth/support';
 
@@ -123,7 +124,10 @@ const limitedEnv = (port: number) => ({
     if (redis) await stopRedis(redis);
   });
 
-  it('when Redis stops and comes back, then requests pass within about a second meanwhile, /readyz says so, one warning is logged, and limits resume', async () => {
+  // Its timings bound how long Redis may hold a request. On PGlite one process serves every test app's
+  // database a statement at a time, so under the parallel suites the database alone can take longer:
+  // the bounds are checked on the PostgreSQL run.
+  (onPglite() ? it.skip : it)('when Redis stops and comes back, then requests pass within about a second meanwhile, /readyz says so, one warning is logged, and limits resume', async () => {
     // Redis up: the fourth request of the window is refused.
     expect(await timedReadiness(t)).toMatchObject({ status: 200, body: { status: 'ok', redis: 'up' } });
     const statuses = [];
