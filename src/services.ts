@@ -79,7 +79,7 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     authenticator,
     keyRoutesAuthenticator,
     revocation: new RevocationService(db, signer),
-    introspection: new IntrospectionService(db, signer),
+    introspection: new IntrospectionService(db, signer, config.defaultClientId),
     audit: new AuditService(db),
   };
 }

@@ -1,10 +1,11 @@
 import type { Database } from '../db/database';
 import { forbidden } from '../shared/errors';
-import { findLivePrincipal, findLiveRefreshPrincipal } from '../sessions/liveness';
+import { findLivePrincipal, findLiveRefreshPrincipal, findSessionGrant } from '../sessions/liveness';
 import type { TokenSigner } from '../signing-keys/token-signer';
 import type { TokenTypeHint } from './oauth.schemas';
 import type { IntrospectionResult } from './oauth.responses';
-import { verifyPresentedToken } from './presented-token';
+import { sessionClientId } from '../tokens/session-client';
+import { verifyPresentedToken, type PresentedToken } from './presented-token';
 import { allows, heldScope, type Principal } from '../shared/principals';
 
 const INACTIVE: IntrospectionResult = Object.freeze({ active: false });
@@ -18,6 +19,7 @@ export class IntrospectionService {
   constructor(
     private readonly db: Database,
     private readonly signer: TokenSigner,
+    private readonly defaultClientId: string,
   ) {}
 
   /** The caller needs `api-keys:read` (viewer and up): token metadata names principals and sessions. */
@@ -29,10 +31,13 @@ export class IntrospectionService {
     const live =
       kind === 'Refresh' ? await findLiveRefreshPrincipal(this.db, claims.sid, claims.jti) : await findLivePrincipal(this.db, claims.sid);
     if (!live || live.principal_id !== claims.sub) return INACTIVE;
+    const clientId = await this.clientOf(presented);
+    if (clientId === undefined) return INACTIVE;
     return {
       active: true,
       scope: heldScope(live.role, live.scope),
-      ...(live.type === 'api_key' ? { client_id: live.name } : { username: live.name }),
+      client_id: clientId,
+      ...(live.type === 'user' && { username: live.name }),
       token_type: kind === 'Refresh' ? 'refresh_token' : 'access_token',
       exp: claims.exp,
       iat: claims.iat,
@@ -42,5 +47,12 @@ export class IntrospectionService {
       jti: claims.jti,
       sid: claims.sid,
     };
+  }
+
+  /** An access token names its client (RFC 9068 §2.2); a refresh token's is its session's. */
+  private async clientOf({ kind, claims }: PresentedToken): Promise<string | undefined> {
+    if (kind === 'Bearer' && typeof claims.client_id === 'string') return claims.client_id;
+    const grant = await findSessionGrant(this.db, claims.sid);
+    return grant && sessionClientId(grant, this.defaultClientId);
   }
 }

@@ -19,10 +19,16 @@ const activeToken = {
   sid: uuid.meta({ description: 'The session.' }),
 };
 
-/** RFC 7662 §2.2: a live token of an API key (`client_id`) or of a user (`username`), or exactly `{active: false}`. */
+const clientId = z.string().min(1);
+
+/** RFC 7662 §2.2: a live token of an API key or of a user (`username`), each naming its client, or exactly `{active: false}`. */
 export const introspectionResponse = z.union([
-  z.strictObject({ ...activeToken, client_id: z.string().min(1).meta({ description: 'The API key\'s appname.' }) }),
-  z.strictObject({ ...activeToken, username: z.string().min(1).meta({ description: 'The user\'s username.' }) }),
+  z.strictObject({ ...activeToken, client_id: clientId.meta({ description: 'The API key\'s appname: an API key is its own client.' }) }),
+  z.strictObject({
+    ...activeToken,
+    client_id: clientId.meta({ description: 'The client the user\'s tokens were issued to (DEFAULT_CLIENT_ID when none was named).' }),
+    username: z.string().min(1).meta({ description: 'The user\'s username.' }),
+  }),
   z.strictObject({ active: z.literal(false) }).meta({ description: 'Expired, revoked, malformed, foreign, or its principal is gone or disabled.' }),
 ]);
 

@@ -5,7 +5,8 @@ import { revokeSessionOnReuse } from '../../sessions/revocation';
 import type { TokenSigner } from '../../signing-keys/token-signer';
 import { OAuthError, UnauthorizedError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
-import { scopeFor, scopeWithin, scopeWords, type PrincipalType } from '../../shared/principals';
+import { scopeFor, scopeWithin, scopeWords } from '../../shared/principals';
+import { sessionClientId } from '../session-client';
 import type { TokenIssuer } from '../token-issuer';
 import type { OAuthTokenResponse } from '../tokens.responses';
 
@@ -66,7 +67,7 @@ export class RefreshGrant {
       { id: claims.sid, refreshJti: next.newJti, times, now: next.now },
       {
         scope,
-        clientId: client.id ?? this.clientOf(principal.type, principal.name),
+        clientId: sessionClientId({ client_id: client.id, type: principal.type, name: principal.name }, this.defaultClientId),
         refreshToken: true,
         idToken: request === undefined || (client.idToken && scopeWords(scope).includes('openid')),
       },
@@ -77,16 +78,11 @@ export class RefreshGrant {
   private async checkAgainstSession(sessionId: string, request: RefreshTokenRequest): Promise<void> {
     const grant = await findSessionGrant(this.db, sessionId);
     if (!grant) throw new UnauthorizedError('Invalid or expired refresh token');
-    if (request.clientId !== undefined && request.clientId !== (grant.client_id ?? this.clientOf(grant.type, grant.name))) {
+    if (request.clientId !== undefined && request.clientId !== sessionClientId(grant, this.defaultClientId)) {
       throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
     }
     if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(grant.scope ?? scopeFor(grant.role)))) {
       throw new OAuthError('invalid_scope', 'A refresh may keep or narrow the session\'s scope, not widen it');
     }
-  }
-
-  /** A session opened without a client: an API key is its own client; a user's is DEFAULT_CLIENT_ID. */
-  private clientOf(type: PrincipalType, name: string): string {
-    return type === 'api_key' ? name : this.defaultClientId;
   }
 }

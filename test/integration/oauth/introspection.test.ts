@@ -4,10 +4,11 @@ import { claimsOf, signedByForeignKey } from '../../helpers/tokens';
 import { expectError } from '../../helpers/errors';
 import { ISSUER, refreshWith, sleep } from '../auth/support';
 import { introspect, OAUTH, revoke } from './support';
+import { OAUTH2 } from '../oauth2/support';
 import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 
 /** The active answer for a token: its own claims plus who holds it, the current scope and its kind. */
-function activeAnswer(token: string, holder: { username: string } | { client_id: string }, tokenType: string, scope: string) {
+function activeAnswer(token: string, holder: { username: string; client_id: string } | { client_id: string }, tokenType: string, scope: string) {
   const c = claimsOf(token);
   return {
     active: true,
@@ -37,14 +38,14 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
   afterAll(() => t.close());
 
   describe('live tokens', () => {
-    it('when a user’s access token is introspected, then active with its claims, username, scope and token_type access_token, not cached', async () => {
+    it('when a user’s access token is introspected, then active with its claims, username, client (DEFAULT_CLIENT_ID), scope and token_type access_token, not cached', async () => {
       const login = await loginAs(t, user);
 
       const res = await introspect(t, caller, { token: login.access_token });
 
       expect(res.status).toBe(200);
       expect(res.headers['cache-control']).toBe('no-store');
-      expect(res.body).toEqual(activeAnswer(login.access_token, { username: user.username }, 'access_token', 'openid api-keys:read api-keys:write'));
+      expect(res.body).toEqual(activeAnswer(login.access_token, { username: user.username, client_id: 'public' }, 'access_token', 'openid api-keys:read api-keys:write'));
     });
 
     it('when a user’s refresh token is introspected (JSON, with a hint), then active with token_type refresh_token and the refresh token’s jti', async () => {
@@ -53,7 +54,7 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
       const res = await t.http().post(OAUTH.introspect).set(bearer(caller)).send({ token: login.refresh_token, token_type_hint: 'refresh_token' });
 
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(activeAnswer(login.refresh_token, { username: user.username }, 'refresh_token', 'openid api-keys:read api-keys:write'));
+      expect(res.body).toEqual(activeAnswer(login.refresh_token, { username: user.username, client_id: 'public' }, 'refresh_token', 'openid api-keys:read api-keys:write'));
     });
 
     it('when an API key’s access and refresh tokens are introspected, then active with client_id = appname', async () => {
@@ -65,6 +66,17 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
 
       expect(access.body).toEqual(activeAnswer(login.access_token, { client_id: key.appname }, 'access_token', 'openid api-keys:read'));
       expect(refresh.body).toEqual(activeAnswer(login.refresh_token, { client_id: key.appname }, 'refresh_token', 'openid api-keys:read'));
+    });
+
+    it('when a user signed in at the token endpoint for a named client, then both tokens name that client', async () => {
+      const login = await t.http().post(OAUTH2.token).type('form').send({ grant_type: 'password', username: user.username, password: user.password, client_id: 'ops-cli' });
+      expect(login.status).toBe(200);
+
+      const access = await introspect(t, caller, { token: login.body.access_token });
+      const refresh = await introspect(t, caller, { token: login.body.refresh_token });
+
+      expect(access.body).toMatchObject({ active: true, username: user.username, client_id: 'ops-cli' });
+      expect(refresh.body).toMatchObject({ active: true, username: user.username, client_id: 'ops-cli' });
     });
 
     it('when the hint names the wrong kind, then the token is still recognised', async () => {
