@@ -6,7 +6,8 @@ import { databaseUrl, insertFloorSessions } from '../harness/database';
 import type { LoadPlan } from '../harness/load';
 import { ROOT, startNode, type ServerHandle } from '../harness/processes';
 import { ADMIN_PASSWORD, ADMIN_USERNAME, ISSUER, exchange, mapLimit, publicJwk, startService, type ServiceSettings } from '../harness/service';
-import { requestToken } from '../harness/tokens';
+import { createPrivateKey } from 'node:crypto';
+import { clientAssertion, requestToken } from '../harness/tokens';
 
 export interface Dataset {
   db: string;
@@ -39,6 +40,8 @@ export interface Scenario {
   floor: string;
   /** ours req/s must be at least this times the floor's. */
   target: number;
+  /** Peak RSS ours/floor must stay within this; null: not judged (a rival's memory is its own business). Default 1.2. */
+  rssTarget?: number | null;
   setup: (ctx: BenchContext) => Promise<{ ours: Side; floor: Side }>;
 }
 
@@ -113,6 +116,83 @@ function refreshRequests(initial: string[]): autocannon.Request[] {
     },
   ];
 }
+
+/** node-oidc-provider, serving the dataset's keys as clients of one auth method (bench/rivals/oidc-provider.mjs). */
+const RIVAL_ISSUER = 'http://rival.local';
+const OURS_TOKEN_ENDPOINT = '/oauth2/token';
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+function startOidcProvider(ctx: BenchContext, authMethod: 'client_secret_basic' | 'client_secret_jwt'): Promise<ServerHandle> {
+  const jwk = createPrivateKey(ctx.floorPrivateKeyPem).export({ format: 'jwk' });
+  return startNode(
+    `oidc-provider (${authMethod})`,
+    path.join(ROOT, 'bench', 'rivals', 'oidc-provider.mjs'),
+    {
+      NODE_ENV: 'production',
+      RIVAL_ISSUER,
+      RIVAL_AUDIENCE: ISSUER,
+      RIVAL_AUTH_METHOD: authMethod,
+      RIVAL_CLIENTS: JSON.stringify(ctx.datasets.main.keys),
+      RIVAL_PRIVATE_JWK: JSON.stringify(jwk),
+    },
+    ctx.service.nodeArgs,
+  );
+}
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const basicAuth = (key: Dataset['keys'][number]) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(key.appname)}:${encodeURIComponent(key.appkey)}`).toString('base64')}`;
+
+/** Client credentials with client_secret_basic at `tokenPath`, the keys in turn. */
+function clientCredentialsBasic(tokenPath: string, keys: Dataset['keys']): autocannon.Request[] {
+  let i = 0;
+  return [
+    {
+      method: 'POST',
+      path: tokenPath,
+      setupRequest: (req) => ({ ...req, headers: { ...FORM, authorization: basicAuth(keys[i++ % keys.length]!) }, body: 'grant_type=client_credentials' }),
+    },
+  ];
+}
+
+/** Client credentials with client_secret_jwt at the rival: a fresh assertion (unique jti) per request, aud its issuer (oidc-provider 9 takes no other). */
+function clientCredentialsJwt(keys: Dataset['keys']): autocannon.Request[] {
+  let i = 0;
+  return [
+    {
+      method: 'POST',
+      path: '/token',
+      setupRequest: (req) => {
+        const key = keys[i++ % keys.length]!;
+        const body = new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_assertion_type: CLIENT_ASSERTION_TYPE,
+          client_assertion: clientAssertion(key.appname, key.appkey, RIVAL_ISSUER),
+        }).toString();
+        return { ...req, headers: FORM, body };
+      },
+    },
+  ];
+}
+
+/** The jwt-bearer grant at the service's token endpoint: a fresh assertion (unique jti) per request. */
+function jwtBearer(keys: Dataset['keys']): autocannon.Request[] {
+  let i = 0;
+  return [
+    {
+      method: 'POST',
+      path: OURS_TOKEN_ENDPOINT,
+      setupRequest: (req) => {
+        const key = keys[i++ % keys.length]!;
+        const body = new URLSearchParams({ grant_type: JWT_BEARER, assertion: requestToken(key.appname, key.appkey, { aud: ISSUER }) }).toString();
+        return { ...req, headers: FORM, body };
+      },
+    },
+  ];
+}
+
+const fresh = (requests: () => autocannon.Request[]) => () => Promise.resolve({ requests: requests() });
 
 async function serviceBearer(baseUrl: string, key: Dataset['keys'][number]): Promise<string> {
   return (await exchange(baseUrl, requestToken(key.appname, key.appkey))).access_token;
@@ -232,6 +312,57 @@ export const scenarios: Scenario[] = [
           plan: staticPlan([{ method: 'GET', path: '/api/v1/api-keys?limit=1000', headers: { authorization: `Bearer ${token}` } }]),
         },
         floor: { label: 'floor', handle: floor, plan: staticPlan([{ method: 'GET', path: '/api/v1/api-keys' }]) },
+      };
+    },
+  },
+  {
+    id: 'oauth-cc-basic',
+    title: 'oauth: client credentials, basic',
+    ours: 'POST /oauth2/token, client_credentials, client_secret_basic (1,000 keys)',
+    floor: 'oidc-provider 9, client_credentials, client_secret_basic, ES256 JWT access token, in-memory state',
+    target: 1.0,
+    rssTarget: null,
+    async setup(ctx) {
+      const data = ctx.datasets.main;
+      const ours = await startService('ours', data.db, ctx.service);
+      const rival = await startOidcProvider(ctx, 'client_secret_basic');
+      return {
+        ours: { label: 'ours', handle: ours, plan: fresh(() => clientCredentialsBasic(OURS_TOKEN_ENDPOINT, data.keys)) },
+        floor: { label: 'oidc-provider', handle: rival, plan: fresh(() => clientCredentialsBasic('/token', data.keys)) },
+      };
+    },
+  },
+  {
+    id: 'oauth-jwt-bearer',
+    title: 'oauth: jwt-bearer',
+    ours: 'POST /oauth2/token, jwt-bearer grant, a fresh assertion per request (1,000 keys)',
+    floor: 'oidc-provider 9, client_credentials, client_secret_jwt (a fresh assertion per request, replay-checked in memory)',
+    target: 1.5,
+    rssTarget: null,
+    async setup(ctx) {
+      const data = ctx.datasets.main;
+      const ours = await startService('ours', data.db, ctx.service);
+      const rival = await startOidcProvider(ctx, 'client_secret_jwt');
+      return {
+        ours: { label: 'ours', handle: ours, plan: fresh(() => jwtBearer(data.keys)) },
+        floor: { label: 'oidc-provider', handle: rival, plan: fresh(() => clientCredentialsJwt(data.keys)) },
+      };
+    },
+  },
+  {
+    id: 'oauth-exchange',
+    title: 'oauth: api-key exchange',
+    ours: 'POST /api/v1/auth/token, a fresh request token per request (1,000 keys)',
+    floor: 'oidc-provider 9, client_credentials, client_secret_jwt (as in oauth-jwt-bearer)',
+    target: 1.5,
+    rssTarget: null,
+    async setup(ctx) {
+      const data = ctx.datasets.main;
+      const ours = await startService('ours', data.db, ctx.service);
+      const rival = await startOidcProvider(ctx, 'client_secret_jwt');
+      return {
+        ours: { label: 'ours', handle: ours, plan: fresh(() => exchangeRequests(data.keys)) },
+        floor: { label: 'oidc-provider', handle: rival, plan: fresh(() => clientCredentialsJwt(data.keys)) },
       };
     },
   },
