@@ -1,6 +1,7 @@
 /** Turns the recorded run into a result object, a text report and a Markdown table. */
 import os from 'node:os';
 import { KINDS, median, percentile, type MemorySample, type Recorder } from './stats';
+import { boundedGrowth, type LatencyDrift, type TableSample } from './tables';
 
 /** How many 1-second samples are taken together (median) at each end of the measured window. */
 export const MEMORY_WINDOW = 5;
@@ -25,6 +26,11 @@ export interface RunFacts {
   samples: MemorySample[] | undefined;
   shutdown: { code: number | null; signal: string | null; ms: number } | undefined;
   serverLog: string[];
+  /** Table rows and latency over time (only for an instance the script started). */
+  tables: TableSample[] | undefined;
+  latencyDrift: LatencyDrift | undefined;
+  /** Seconds after which the sessions and replay records can have reached their steady state. */
+  steadyFromS: number;
 }
 
 const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
@@ -93,7 +99,12 @@ export function buildResult(rec: Recorder, f: RunFacts) {
   if (f.shutdown && (f.shutdown.code !== 0 || f.shutdown.signal)) {
     failures.push(`the service did not exit 0 on SIGTERM (code ${f.shutdown.code}, signal ${f.shutdown.signal})`);
   }
+  const bounded = f.tables ? boundedGrowth(f.tables, f.steadyFromS) : undefined;
+  for (const grew of bounded?.grew ?? []) failures.push(grew);
   const warnings: string[] = [];
+  if (bounded && !bounded.judged) {
+    warnings.push(`too short to judge whether the sessions and replay records stay bounded (needs 4 samples after ${f.steadyFromS} s)`);
+  }
   if (growthPct === undefined) warnings.push('server memory not available (pass --pid with --url, Linux only): growth not judged');
   if (f.serverLog.length) warnings.push(`the service logged ${f.serverLog.length} lines at warn or above`);
 
@@ -133,6 +144,7 @@ export function buildResult(rec: Recorder, f: RunFacts) {
     memory,
     shutdown: f.shutdown ?? null,
     serverLog: f.serverLog.slice(0, 20),
+    tables: f.tables ? { steadyFromS: f.steadyFromS, boundedJudged: bounded?.judged ?? false, samples: f.tables, latencyDrift: f.latencyDrift ?? null } : null,
   };
 }
 
@@ -207,6 +219,25 @@ export function text(r: SoakResult): string {
     'Latency: from sending the request to the last byte of the response, requests started after warm-up.',
     '',
     markdown(r),
+    ...(r.tables ? ['', tablesMarkdown(r.tables.samples, r.tables.steadyFromS, r.tables.latencyDrift)] : []),
   ];
   return out.join('\n');
+}
+
+/** Rows of the bounded tables and of the audit trail over time, with the latency of each interval. */
+export function tablesMarkdown(samples: TableSample[], steadyFromS: number, drift: LatencyDrift | null): string {
+  return [
+    ...(drift
+      ? [
+          `Latency, first minute → last minute: p50 ${ms(drift.firstMinute.p50Ms)} → ${ms(drift.lastMinute.p50Ms)}, ` +
+            `p99 ${ms(drift.firstMinute.p99Ms)} → ${ms(drift.lastMinute.p99Ms)} (${num(drift.firstMinute.requests)} and ${num(drift.lastMinute.requests)} requests)`,
+          '',
+        ]
+      : []),
+    `Table rows over time (steady state from ${steadyFromS} s: the session lifetime, or the 90 s a replay record is kept, plus two maintenance intervals)`,
+    '',
+    '| t | sessions | request_token_jtis | audit_events | requests in interval | p50 | p99 |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    ...samples.map((s) => `| ${s.t} s | ${num(s.sessions)} | ${num(s.requestTokenJtis)} | ${num(s.auditEvents)} | ${num(s.requests)} | ${ms(s.p50Ms)} | ${ms(s.p99Ms)} |`),
+  ].join('\n');
 }
