@@ -1,6 +1,9 @@
 /**
  * The sizes of the tables that must stay bounded (sessions, request_token_jtis) and of the one that
- * grows by design (audit_events), sampled over the run with the latency of the same interval.
+ * grows by design (audit_events), sampled over the run with the latency of the same interval; and
+ * the rows pruning should long have deleted ("overdue"), which must stay at zero whatever the load:
+ * then every row left was created within the last lifetime, and the tables are bounded by the
+ * token rate times that lifetime.
  */
 import { Client } from 'pg';
 import { percentile, type Recorder } from './stats';
@@ -11,6 +14,10 @@ export interface TableSample {
   sessions: number;
   requestTokenJtis: number;
   auditEvents: number;
+  /** Sessions revoked, or past their end, more than `overdueAfterS` ago: pruning should have deleted them. */
+  overdueSessions: number;
+  /** Replay records past their token's exp plus CLOCK_TOLERANCE by more than `overdueAfterS`. */
+  overdueReplayRecords: number;
   /** Requests, and their p50/p99 latency, since the previous sample (null: none). */
   requests: number;
   p50Ms: number | null;
@@ -37,12 +44,13 @@ export class TableSampler {
     private readonly schema: string,
     private readonly recorder: Recorder,
     private readonly origin: () => number,
+    private readonly overdue: OverdueAfter,
   ) {}
 
-  static async connect(databaseUrl: string, schema: string, recorder: Recorder, origin: () => number): Promise<TableSampler> {
+  static async connect(databaseUrl: string, schema: string, recorder: Recorder, origin: () => number, overdue: OverdueAfter): Promise<TableSampler> {
     const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
     await client.connect();
-    return new TableSampler(client, schema, recorder, origin);
+    return new TableSampler(client, schema, recorder, origin, overdue);
   }
 
   /** Takes a sample (the latency window closes now; the counts follow a moment later). */
@@ -50,11 +58,18 @@ export class TableSampler {
     const t = this.origin();
     const window = this.recorder.takeWindow();
     this.windows.push({ t, latencies: window });
-    const s = (table: string) => `(SELECT count(*)::int FROM "${this.schema}".${table})`;
+    const table = (name: string) => `"${this.schema}".${name}`;
+    const ago = (parameter: string) => `now() - make_interval(secs => ${parameter})`;
     this.pending = this.pending
       .then(() =>
-        this.client.query<{ sessions: number; jtis: number; audit: number }>(
-          `SELECT ${s('sessions')} AS sessions, ${s('request_token_jtis')} AS jtis, ${s('audit_events')} AS audit`,
+        this.client.query<{ sessions: number; jtis: number; audit: number; overdue_sessions: number; overdue_jtis: number }>(
+          `SELECT s.n AS sessions, s.overdue AS overdue_sessions, j.n AS jtis, j.overdue AS overdue_jtis,
+                  (SELECT count(*)::int FROM ${table('audit_events')}) AS audit
+             FROM (SELECT count(*)::int AS n, count(*) FILTER (WHERE revoked_at < ${ago('$1')} OR expires_at < ${ago('$1')})::int AS overdue
+                     FROM ${table('sessions')}) AS s,
+                  (SELECT count(*)::int AS n, count(*) FILTER (WHERE expires_at < ${ago('$2')})::int AS overdue
+                     FROM ${table('request_token_jtis')}) AS j`,
+          [this.overdue.afterS, this.overdue.afterS + this.overdue.clockToleranceS],
         ),
       )
       .then(({ rows }) => {
@@ -64,6 +79,8 @@ export class TableSampler {
           sessions: r.sessions,
           requestTokenJtis: r.jtis,
           auditEvents: r.audit,
+          overdueSessions: r.overdue_sessions,
+          overdueReplayRecords: r.overdue_jtis,
           requests: window.length,
           p50Ms: rounded(percentile(window, 50)),
           p99Ms: rounded(percentile(window, 99)),
@@ -93,25 +110,28 @@ export class TableSampler {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.sample().catch(() => undefined);
+    await this.pending.catch(() => undefined);
+    // The end of the load, unless the interval's own sample has just been taken.
+    const last = this.samples[this.samples.length - 1];
+    if (!last || this.origin() - last.t >= 1) await this.sample().catch(() => undefined);
     await this.client.end().catch(() => undefined);
   }
 }
 
-/**
- * Whether the sessions and replay records stayed bounded: once both can have reached their steady
- * state (`steadyFromS`), the largest count of the second half of the remaining samples exceeds the
- * largest of the first half by at most 25 %. Undefined when the run is too short to tell.
- */
-export function boundedGrowth(samples: TableSample[], steadyFromS: number): { judged: boolean; grew: string[] } {
-  const steady = samples.filter((s) => s.t >= steadyFromS);
-  if (steady.length < 4) return { judged: false, grew: [] };
-  const half = Math.floor(steady.length / 2);
-  const grew: string[] = [];
-  for (const table of ['sessions', 'requestTokenJtis'] as const) {
-    const first = Math.max(...steady.slice(0, half).map((s) => s[table]));
-    const second = Math.max(...steady.slice(half).map((s) => s[table]));
-    if (second > first * 1.25) grew.push(`${table} grew from at most ${first} rows to ${second} after the steady state`);
-  }
-  return { judged: true, grew };
+/** When a row counts as overdue: this long after pruning could first delete it (a few maintenance intervals). */
+export interface OverdueAfter {
+  afterS: number;
+  /** The instance's CLOCK_TOLERANCE: replay records are kept that long past their token's exp. */
+  clockToleranceS: number;
+}
+
+/** One line per sample that found overdue rows: pruning did not keep up (or did not run). */
+export function overdueRows(samples: TableSample[], overdue: OverdueAfter): string[] {
+  return samples
+    .filter((s) => s.overdueSessions > 0 || s.overdueReplayRecords > 0)
+    .map(
+      (s) =>
+        `at ${s.t} s, ${s.overdueSessions} sessions and ${s.overdueReplayRecords} replay records were still stored ` +
+        `more than ${overdue.afterS} s after they could be pruned`,
+    );
 }
