@@ -22,8 +22,10 @@ CREATE TRIGGER audit_events_no_update
 
 -- A DELETE passes only for rows older than audit_events.delete_before, a setting that
 -- prune_audit_events() makes for its own duration (whole seconds since the epoch, so it reads back
--- exactly), and only when that moment lies at least a day back. Anywhere else the setting is unset
--- and every DELETE is refused, as before this migration.
+-- exactly), and only when that moment lies at least a day back. Unset, every DELETE is refused, as
+-- before this migration. A role with DELETE rights on the table could make the setting itself, and
+-- then delete no more than the function would: nothing younger than a day. A runtime role without
+-- DELETE rights cannot delete at all, except through the function (EXECUTE is PUBLIC's by default).
 CREATE FUNCTION audit_events_refuse_recent_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   delete_before timestamptz := to_timestamp(nullif(current_setting('audit_events.delete_before', true), '')::bigint);
