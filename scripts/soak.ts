@@ -16,6 +16,12 @@ import { buildResult, text } from './soak/report';
 import { startService, type StartedService } from './soak/service';
 import { MemorySampler, Recorder, readProcess } from './soak/stats';
 import { SetupError, Workload } from './soak/workload';
+import { TableSampler } from './soak/tables';
+
+/** The started instance's CLOCK_TOLERANCE (its default). */
+const CLOCK_TOLERANCE_S = 30;
+/** How long a replay record is kept: the soak's request tokens live 60 s, plus CLOCK_TOLERANCE. */
+const REPLAY_RECORD_S = 60 + CLOCK_TOLERANCE_S;
 
 const log = (msg: string) => process.stderr.write(`[soak] ${msg}\n`);
 
@@ -56,7 +62,7 @@ async function run(opts: SoakOptions): Promise<number> {
   } else {
     postgres = await postgresVersion(opts.databaseUrl);
     log(`starting the service on ${new URL(opts.databaseUrl).host} (PostgreSQL ${postgres ?? '?'}) in a fresh schema`);
-    service = await startService(opts.databaseUrl);
+    service = await startService(opts.databaseUrl, { sessionTtlS: opts.sessionTtlS, maintenanceIntervalS: opts.maintenanceIntervalS });
     url = service.url;
     pid = service.pid;
     credentials = { username: service.adminUsername, password: service.adminPassword };
@@ -84,12 +90,25 @@ async function run(opts: SoakOptions): Promise<number> {
   let clientCores = NaN;
   const loadavg: number[] = [];
   let shutdown: Awaited<ReturnType<StartedService['stop']>> | undefined;
+  let tables: TableSampler | undefined;
+  // A row is overdue once three maintenance rounds (at least 15 s) could have deleted it.
+  const overdue = { afterS: Math.max(15, 3 * opts.maintenanceIntervalS), clockToleranceS: CLOCK_TOLERANCE_S };
   try {
     log(`setup: admin login, ${opts.keys} keys, ${opts.concurrency} workers`);
     await workload.setup(opts.keys);
 
+    if (service) {
+      tables = await TableSampler.connect(opts.databaseUrl, service.schema, recorder, () => (Date.now() - loadStart) / 1000, overdue);
+    }
     loadStart = Date.now();
     loadavg.push(os.loadavg()[0] ?? NaN);
+    await tables?.sample();
+    tables?.start(opts.sampleEveryS, (s) =>
+      log(
+        `${s.t} s: rows sessions ${s.sessions}, request_token_jtis ${s.requestTokenJtis}, audit_events ${s.auditEvents}; ` +
+          `overdue ${s.overdueSessions} / ${s.overdueReplayRecords}; p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms`,
+      ),
+    );
     clientCpu = process.cpuUsage();
     const deadline = loadStart + opts.durationS * 1000;
     const running = () => !interrupted && Date.now() < deadline;
@@ -116,6 +135,7 @@ async function run(opts: SoakOptions): Promise<number> {
       clearInterval(progress);
       sampler?.sample();
       sampler?.stop();
+      await tables?.stop();
     }
     elapsedS = (Date.now() - loadStart) / 1000;
     loadavg.push(os.loadavg()[0] ?? NaN);
@@ -153,6 +173,10 @@ async function run(opts: SoakOptions): Promise<number> {
     samples: sampler?.samples,
     shutdown,
     serverLog: service?.logLines ?? [],
+    tables: tables?.samples,
+    latencyDrift: tables?.drift(),
+    steadyFromS: Math.max(opts.sessionTtlS, REPLAY_RECORD_S) + 2 * opts.maintenanceIntervalS,
+    overdue,
   });
   process.stdout.write(`${opts.json ? JSON.stringify(result, null, 2) : text(result)}\n`);
   return result.pass ? 0 : 1;

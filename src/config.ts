@@ -65,6 +65,9 @@ const envSchema = z
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
     DATABASE_CONNECT_TIMEOUT: wholeSeconds(5),
     DATABASE_STATEMENT_TIMEOUT: wholeSeconds(10),
+    DATABASE_POOLING: z.enum(['session', 'transaction']).default('session'),
+    MAINTENANCE_INTERVAL_SECONDS: wholeSeconds(60),
+    AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0).default(400),
     DATA_DIR: z.string().default('./data'),
     ISSUER: z.string().url().optional(),
     AUDIENCE: z.string().min(1).optional(),
@@ -103,6 +106,14 @@ function crossVariableProblems(env: NodeJS.ProcessEnv): string[] {
   if (!env.BOOTSTRAP_ADMIN_USERNAME !== !env.BOOTSTRAP_ADMIN_PASSWORD) {
     problems.push('BOOTSTRAP_ADMIN_PASSWORD: BOOTSTRAP_ADMIN_USERNAME and BOOTSTRAP_ADMIN_PASSWORD must be set together');
   }
+  if (env.DATABASE_POOLING === 'transaction' && env.DATABASE_URL && URL.canParse(env.DATABASE_URL) && new URL(env.DATABASE_URL).searchParams.has('options')) {
+    // PgBouncer refuses the start-up parameter, and a setting made per connection would not follow
+    // the client from one transaction to the next.
+    problems.push(
+      'DATABASE_URL: its options parameter sets per-connection settings, which DATABASE_POOLING=transaction cannot keep; ' +
+        'set them on the role or database instead (ALTER ROLE ... SET search_path = ...)',
+    );
+  }
   if (env.NODE_ENV === 'production') {
     // The embedded database and a generated master key are for trying the service out, not for production.
     if (!env.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production (postgres://user:pass@host:5432/db)');
@@ -120,6 +131,16 @@ export interface Config {
   /** Seconds to wait for a connection, and for one statement, before answering 503. */
   readonly databaseConnectTimeout: number;
   readonly databaseStatementTimeout: number;
+  /**
+   * `transaction` when a pooler such as PgBouncer in `pool_mode = transaction` sits in front of
+   * PostgreSQL: then each transaction may run on another server connection, so the service keeps no
+   * state on a connection (no named prepared statements, no settings made per connection).
+   */
+  readonly databasePooling: 'session' | 'transaction';
+  /** Seconds between two pruning rounds (ended sessions, spent replay records, ended graces, old audit events). */
+  readonly maintenanceIntervalSeconds: number;
+  /** Audit events older than this many days are deleted; 0 keeps every event. */
+  readonly auditRetentionDays: number;
   readonly dataDir: string;
   readonly issuer: string;
   /** The `aud` of access tokens: every resource server checks it (AUDIENCE, default the issuer). */
@@ -197,6 +218,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     databaseConnectTimeout: e.DATABASE_CONNECT_TIMEOUT,
     databaseStatementTimeout: e.DATABASE_STATEMENT_TIMEOUT,
+    databasePooling: e.DATABASE_POOLING,
+    maintenanceIntervalSeconds: e.MAINTENANCE_INTERVAL_SECONDS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     dataDir: e.DATA_DIR,
     issuer,
     audience: e.AUDIENCE ?? issuer,

@@ -1,23 +1,105 @@
-import type { Database } from './db/database';
+import type { Database, Queryable } from './db/database';
 import type { Logger } from './logger';
 import { deleteExpiredRequestTokenJtis } from './tokens/request-token-replay.repository';
 import { deleteEndedSessions } from './sessions/pruning';
 import { clearEndedGraces } from './api-keys/api-keys.repository';
+import { pruneAuditEvents } from './audit-trail/audit-trail';
 
-const EVERY_MS = 60_000;
+/** Rows one batch deletes at most: a large backlog is pruned in short transactions that never hold many row locks. */
+export const PRUNING_BATCH_SIZE = 1_000;
+
+// Any constant works; it only has to be the same for every instance of this service (and differ
+// from the migration and signing-key locks).
+const MAINTENANCE_LOCK_ID = 7_240_613;
+
+export interface MaintenanceSettings {
+  intervalSeconds: number;
+  /** Replay records are kept this long past their token's exp (CLOCK_TOLERANCE). */
+  clockTolerance: number;
+  /** 0 keeps every audit event. */
+  auditRetentionDays: number;
+}
+
+export type PruningJob = 'replayRecords' | 'sessions' | 'graces' | 'auditEvents';
+
+export interface MaintenanceReport {
+  /**
+   * True when another instance held the maintenance lock: this instance stopped its round there and
+   * leaves the rest to that one.
+   */
+  skipped: boolean;
+  /** Rows each batch deleted (cleared, for graces), per job, in the order they ran. */
+  batches: Record<PruningJob, number[]>;
+}
+
+type Prune = (tx: Queryable, batchSize: number) => Promise<number>;
+
+function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
+  const jobs: [PruningJob, Prune][] = [
+    ['replayRecords', (tx, n) => deleteExpiredRequestTokenJtis(tx, settings.clockTolerance, n)],
+    ['sessions', (tx, n) => deleteEndedSessions(tx, n)],
+    ['graces', (tx, n) => clearEndedGraces(tx, n)],
+  ];
+  if (settings.auditRetentionDays > 0) jobs.push(['auditEvents', (tx, n) => pruneAuditEvents(tx, settings.auditRetentionDays, n)]);
+  return jobs;
+}
 
 /**
- * Periodically forgets replay records, sessions and previous appkeys that can no longer matter.
- * Returns a stop function.
+ * One round of pruning: spent replay records, ended sessions, ended graces and audit events past
+ * their retention, each in batches of at most `batchSize` rows until a batch comes back short. Each
+ * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
+ * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
+ * this round stops, so N instances never prune the same rows at once and most rounds cost the others
+ * one statement.
  */
-export function startMaintenance(db: Database, logger: Logger, clockTolerance: number): () => void {
-  const timer = setInterval(() => {
-    Promise.all([deleteExpiredRequestTokenJtis(db, clockTolerance), deleteEndedSessions(db), clearEndedGraces(db)])
-      .then(([jtis, sessions, appkeys]) => {
-        if (jtis || sessions || appkeys) logger.debug({ jtis, sessions, appkeys }, 'pruned expired records');
-      })
-      .catch((err: Error) => logger.warn({ cause: err.message }, 'pruning expired records failed'));
-  }, EVERY_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+export async function runMaintenance(
+  db: Database,
+  settings: MaintenanceSettings,
+  options: { batchSize?: number; stopping?: () => boolean } = {},
+): Promise<MaintenanceReport> {
+  const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
+  const report: MaintenanceReport = { skipped: false, batches: { replayRecords: [], sessions: [], graces: [], auditEvents: [] } };
+  for (const [job, prune] of jobsOf(settings)) {
+    for (;;) {
+      if (options.stopping?.()) return report;
+      const deleted = await db.withTransaction(async (tx) => {
+        const { rows } = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [MAINTENANCE_LOCK_ID]);
+        return rows[0]!.locked ? prune(tx, batchSize) : undefined;
+      });
+      if (deleted === undefined) return { ...report, skipped: true };
+      report.batches[job].push(deleted);
+      if (deleted < batchSize) break;
+    }
+  }
+  return report;
+}
+
+/**
+ * Runs a round every `intervalSeconds`, the next one timed from the end of the last, so rounds of one
+ * instance never overlap. Returns a stop function that lets a round in flight finish its batch.
+ */
+export function startMaintenance(db: Database, logger: Logger, settings: MaintenanceSettings): () => Promise<void> {
+  let stopped = false;
+  let round: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout;
+  const schedule = () => {
+    timer = setTimeout(() => {
+      round = runMaintenance(db, settings, { stopping: () => stopped })
+        .then(({ skipped, batches }) => {
+          const pruned = Object.fromEntries(Object.entries(batches).map(([job, counts]) => [job, counts.reduce((a, b) => a + b, 0)]));
+          if (skipped || Object.values(pruned).some(Boolean)) logger.debug({ skipped, pruned }, 'pruned expired records');
+        })
+        .catch((err: Error) => logger.warn({ cause: err.message }, 'pruning expired records failed'))
+        .finally(() => {
+          if (!stopped) schedule();
+        });
+    }, settings.intervalSeconds * 1000);
+    timer.unref();
+  };
+  schedule();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await round;
+  };
 }

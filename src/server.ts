@@ -57,7 +57,11 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     // A client that trickles its request (slowloris) is cut off instead of holding a socket for minutes.
     server.headersTimeout = 15_000;
     server.requestTimeout = 30_000;
-    const stopMaintenance = startMaintenance(services.db, logger, config.clockTolerance);
+    const stopMaintenance = startMaintenance(services.db, logger, {
+      intervalSeconds: config.maintenanceIntervalSeconds,
+      clockTolerance: config.clockTolerance,
+      auditRetentionDays: config.auditRetentionDays,
+    });
     const port = (server.address() as AddressInfo).port;
     logger.info({ port, issuer: config.issuer }, 'listening');
     return {
@@ -66,7 +70,7 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       services,
       metrics,
       metricsUrl,
-      stop: () => stop(server, config.shutdownTimeoutSeconds, logger, [async () => stopMaintenance(), () => services.db.close(), ...cleanups]),
+      stop: () => stop(server, config.shutdownTimeoutSeconds, logger, [stopMaintenance, () => services.db.close(), ...cleanups]),
     };
   } catch (err) {
     await Promise.allSettled([services.db.close(), ...cleanups.map((cleanup) => cleanup())]);

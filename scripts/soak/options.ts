@@ -19,6 +19,12 @@ export interface SoakOptions {
   keys: number;
   /** Allowed RSS growth, percent, from the start of the measured window to its end. */
   maxGrowthPct: number;
+  /** For an instance the script starts: SESSION_MAX_TTL and REFRESH_TOKEN_TTL (ACCESS_TOKEN_TTL half of it), so sessions end during the run. */
+  sessionTtlS: number;
+  /** For an instance the script starts: MAINTENANCE_INTERVAL_SECONDS. */
+  maintenanceIntervalS: number;
+  /** Seconds between two samples of the table sizes and of the latency. */
+  sampleEveryS: number;
   json: boolean;
 }
 
@@ -34,6 +40,11 @@ Exit code 0 when it passes: no 5xx, no connection errors, no unexpected 4xx, RSS
   --concurrency N   parallel workers, one request in flight each (SOAK_CONCURRENCY, default 16)
   --keys N          API keys created for the run (SOAK_KEYS, default 50)
   --max-growth P    allowed RSS growth in percent (SOAK_MAX_GROWTH, default 20)
+  --session-ttl S   a started instance's SESSION_MAX_TTL and REFRESH_TOKEN_TTL, ACCESS_TOKEN_TTL half of it
+                    (SOAK_SESSION_TTL, default 60): sessions end, and are pruned, during the run
+  --maintenance-interval S
+                    a started instance's MAINTENANCE_INTERVAL_SECONDS (SOAK_MAINTENANCE_INTERVAL, default 10)
+  --sample-every S  seconds between two samples of table rows and latency (SOAK_SAMPLE_EVERY, default 30)
   --url URL         use a running instance instead of starting one (SOAK_URL); needs
                     SOAK_ADMIN_PASSWORD (and SOAK_ADMIN_USERNAME, default admin) of an admin user
   --pid PID         with --url: its process id, to read its memory (SOAK_PID); else memory is not judged
@@ -42,7 +53,10 @@ Exit code 0 when it passes: no 5xx, no connection errors, no unexpected 4xx, RSS
 
 Without --url the script starts "node --import tsx src/main.ts" on a free 127.0.0.1 port, against
 DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test, in a fresh schema
-that it drops at the end.`;
+that it drops at the end, and samples the rows of sessions, request_token_jtis and audit_events there.
+It also fails when pruning falls behind: a session or replay record still stored three maintenance
+intervals (at least 15 s) after it could be pruned. With none such, every row left was made within
+its lifetime, so the two tables stay bounded by the token rate times that lifetime.`;
 
 export class UsageError extends Error {}
 
@@ -63,6 +77,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SoakOption
     'max-growth': env.SOAK_MAX_GROWTH,
     url: env.SOAK_URL,
     pid: env.SOAK_PID,
+    'session-ttl': env.SOAK_SESSION_TTL,
+    'maintenance-interval': env.SOAK_MAINTENANCE_INTERVAL,
+    'sample-every': env.SOAK_SAMPLE_EVERY,
   };
   let json = false;
   const valued = new Set(Object.keys(raw));
@@ -92,6 +109,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SoakOption
   const concurrency = positiveNumber('--concurrency', raw.concurrency ?? '16', { integer: true, min: 1 });
   const keys = positiveNumber('--keys', raw.keys ?? '50', { integer: true, min: 1 });
   const maxGrowthPct = positiveNumber('--max-growth', raw['max-growth'] ?? '20');
+  const sessionTtlS = positiveNumber('--session-ttl', raw['session-ttl'] ?? '60', { integer: true, min: 2 });
+  const maintenanceIntervalS = positiveNumber('--maintenance-interval', raw['maintenance-interval'] ?? '10', { integer: true, min: 1 });
+  const sampleEveryS = positiveNumber('--sample-every', raw['sample-every'] ?? '30', { min: 1 });
   const url = raw.url ? raw.url.replace(/\/+$/, '') : undefined;
   if (url) {
     const parsed = new URL(url);
@@ -113,6 +133,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SoakOption
     adminPassword,
     keys,
     maxGrowthPct,
+    sessionTtlS,
+    maintenanceIntervalS,
+    sampleEveryS,
     json,
   };
 }

@@ -1,6 +1,7 @@
 /** Turns the recorded run into a result object, a text report and a Markdown table. */
 import os from 'node:os';
 import { KINDS, median, percentile, type MemorySample, type Recorder } from './stats';
+import { overdueRows, type LatencyDrift, type OverdueAfter, type TableSample } from './tables';
 
 /** How many 1-second samples are taken together (median) at each end of the measured window. */
 export const MEMORY_WINDOW = 5;
@@ -25,6 +26,12 @@ export interface RunFacts {
   samples: MemorySample[] | undefined;
   shutdown: { code: number | null; signal: string | null; ms: number } | undefined;
   serverLog: string[];
+  /** Table rows and latency over time (only for an instance the script started). */
+  tables: TableSample[] | undefined;
+  latencyDrift: LatencyDrift | undefined;
+  /** Seconds after which the sessions and replay records can have reached their steady state. */
+  steadyFromS: number;
+  overdue: OverdueAfter;
 }
 
 const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
@@ -93,7 +100,13 @@ export function buildResult(rec: Recorder, f: RunFacts) {
   if (f.shutdown && (f.shutdown.code !== 0 || f.shutdown.signal)) {
     failures.push(`the service did not exit 0 on SIGTERM (code ${f.shutdown.code}, signal ${f.shutdown.signal})`);
   }
+  const overdue = f.tables ? overdueRows(f.tables, f.overdue) : [];
+  // Only the first few: a pruning that stopped would repeat the line at every sample.
+  if (overdue.length) failures.push(`pruning fell behind: ${overdue.slice(0, 3).join('; ')}${overdue.length > 3 ? ` (and ${overdue.length - 3} more samples)` : ''}`);
   const warnings: string[] = [];
+  if (f.tables && f.elapsedS < f.steadyFromS) {
+    warnings.push(`shorter than ${f.steadyFromS} s: not every session and replay record had time to end and be pruned, so their bound is not shown`);
+  }
   if (growthPct === undefined) warnings.push('server memory not available (pass --pid with --url, Linux only): growth not judged');
   if (f.serverLog.length) warnings.push(`the service logged ${f.serverLog.length} lines at warn or above`);
 
@@ -133,6 +146,7 @@ export function buildResult(rec: Recorder, f: RunFacts) {
     memory,
     shutdown: f.shutdown ?? null,
     serverLog: f.serverLog.slice(0, 20),
+    tables: f.tables ? { steadyFromS: f.steadyFromS, overdueAfterS: f.overdue.afterS, samples: f.tables, latencyDrift: f.latencyDrift ?? null } : null,
   };
 }
 
@@ -207,6 +221,30 @@ export function text(r: SoakResult): string {
     'Latency: from sending the request to the last byte of the response, requests started after warm-up.',
     '',
     markdown(r),
+    ...(r.tables ? ['', tablesMarkdown(r.tables.samples, r.tables.steadyFromS, r.tables.overdueAfterS, r.tables.latencyDrift)] : []),
   ];
   return out.join('\n');
+}
+
+/** Rows of the bounded tables and of the audit trail over time, with the latency of each interval. */
+export function tablesMarkdown(samples: TableSample[], steadyFromS: number, overdueAfterS: number, drift: LatencyDrift | null): string {
+  return [
+    ...(drift
+      ? [
+          `Latency, first minute → last minute: p50 ${ms(drift.firstMinute.p50Ms)} → ${ms(drift.lastMinute.p50Ms)}, ` +
+            `p99 ${ms(drift.firstMinute.p99Ms)} → ${ms(drift.lastMinute.p99Ms)} (${num(drift.firstMinute.requests)} and ${num(drift.lastMinute.requests)} requests)`,
+          '',
+        ]
+      : []),
+    `Table rows over time. Steady state from ${steadyFromS} s (the session lifetime, or the 90 s a replay record is kept, plus two ` +
+      `maintenance intervals); "overdue": rows still stored more than ${overdueAfterS} s after pruning could delete them (must be 0).`,
+    '',
+    '| t | sessions | request_token_jtis | audit_events | overdue sessions / replay records | requests in interval | p50 | p99 |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...samples.map(
+      (s) =>
+        `| ${s.t} s | ${num(s.sessions)} | ${num(s.requestTokenJtis)} | ${num(s.auditEvents)} | ${s.overdueSessions} / ${s.overdueReplayRecords} | ` +
+        `${num(s.requests)} | ${ms(s.p50Ms)} | ${ms(s.p99Ms)} |`,
+    ),
+  ].join('\n');
 }

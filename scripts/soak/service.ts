@@ -7,6 +7,8 @@ import { REPOSITORY_ROOT, SERVICE_FROM_SOURCE, startNodeProcess, type NodeProces
 export interface StartedService {
   url: string;
   pid: number;
+  /** The fresh schema it runs in, on `databaseUrl`. */
+  schema: string;
   adminUsername: string;
   adminPassword: string;
   /** pino lines at level warn or above (40+), and anything not JSON, as printed by the service. */
@@ -35,7 +37,7 @@ async function withClient<T>(databaseUrl: string, fn: (c: Client) => Promise<T>)
   }
 }
 
-export async function startService(databaseUrl: string): Promise<StartedService> {
+export async function startService(databaseUrl: string, lifetimes: { sessionTtlS: number; maintenanceIntervalS: number }): Promise<StartedService> {
   const schema = `soak_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   await withClient(databaseUrl, (c) => c.query(`CREATE SCHEMA ${schema}`));
   const dropSchema = () => withClient(databaseUrl, (c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)).then(() => undefined);
@@ -52,6 +54,11 @@ export async function startService(databaseUrl: string): Promise<StartedService>
     BOOTSTRAP_ADMIN_USERNAME: adminUsername,
     BOOTSTRAP_ADMIN_PASSWORD: adminPassword,
     LOG_LEVEL: 'warn',
+    // Short lifetimes, so sessions end and are pruned while the load runs (the table stays bounded).
+    SESSION_MAX_TTL: String(lifetimes.sessionTtlS),
+    REFRESH_TOKEN_TTL: String(lifetimes.sessionTtlS),
+    ACCESS_TOKEN_TTL: String(Math.max(1, Math.floor(lifetimes.sessionTtlS / 2))),
+    MAINTENANCE_INTERVAL_SECONDS: String(lifetimes.maintenanceIntervalS),
     // Ignore a developer's .env: the run's configuration is exactly this environment.
     DOTENV_CONFIG_PATH: '/dev/null',
     // No DATA_DIR use with DATABASE_URL and MASTER_KEY set; point it away from the repository anyway.
@@ -83,6 +90,7 @@ export async function startService(databaseUrl: string): Promise<StartedService>
   return {
     url: service.baseUrl,
     pid: service.pid,
+    schema,
     adminUsername,
     adminPassword,
     logLines,

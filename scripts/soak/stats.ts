@@ -21,6 +21,8 @@ export class Recorder {
   requests = 0;
   /** Set when the warm-up ends; latencies before it are not kept. */
   measuring = false;
+  /** Latencies of every request since the last takeWindow(), warm-up included (for latency over time). */
+  private window: number[] = [];
 
   record(kind: Kind, expected: number, status: number, ms: number, body: string, error?: string): boolean {
     const s = this.byKind.get(kind) as KindStats;
@@ -29,12 +31,20 @@ export class Recorder {
     const key = error ? `conn:${error}` : String(status);
     this.statuses.set(key, (this.statuses.get(key) ?? 0) + 1);
     if (this.measuring) s.latencies.push(ms);
+    this.window.push(ms);
     const ok = !error && status === expected;
     if (!ok) {
       s.unexpected++;
       if (this.samples.length < 10) this.samples.push(`${kind}: ${error ?? status} ${body.slice(0, 200)}`);
     }
     return ok;
+  }
+
+  /** The latencies recorded since the last call, sorted, and a fresh window. */
+  takeWindow(): number[] {
+    const taken = this.window.sort((a, b) => a - b);
+    this.window = [];
+    return taken;
   }
 
   count(predicate: (key: string) => boolean): number {

@@ -17,6 +17,7 @@ interface TokenResponse {
   access_token: string;
   refresh_token: string;
   expires_in: number;
+  refresh_expires_in?: number;
 }
 
 interface Session {
@@ -24,6 +25,8 @@ interface Session {
   refresh: string;
   /** Date.now() after which the access token is renewed before use. */
   renewAt: number;
+  /** Date.now() after which the refresh token (or the session) is too close to its end to be used: a new session is opened instead. */
+  refreshableUntil: number;
 }
 
 /** Share of each operation in a worker's loop; a temporary-key cycle is 2 or 3 requests. */
@@ -52,9 +55,17 @@ export function requestToken(appname: string, appkey: string): string {
 }
 
 function toSession(t: TokenResponse): Session {
-  // Renew a little before expiry (ACCESS_TOKEN_TTL may be short on the instance under test).
+  // Renew a little before expiry (ACCESS_TOKEN_TTL may be short on the instance under test). An
+  // access token dies with its session, whose end the refresh token's lifetime never passes.
   const margin = Math.min(30, t.expires_in / 4);
-  return { access: t.access_token, refresh: t.refresh_token, renewAt: Date.now() + (t.expires_in - margin) * 1000 };
+  const refreshLeft = t.refresh_expires_in ?? Infinity;
+  const now = Date.now();
+  return {
+    access: t.access_token,
+    refresh: t.refresh_token,
+    renewAt: now + (Math.min(t.expires_in, refreshLeft) - margin) * 1000,
+    refreshableUntil: now + (refreshLeft - margin) * 1000,
+  };
 }
 
 export class SetupError extends Error {}
@@ -133,8 +144,18 @@ export class Workload {
     return { ok, body: res.body };
   }
 
+  /** Refreshes the session, or, when it is near its end (SESSION_MAX_TTL), opens a new one in its place. */
   private async refresh(session: Session): Promise<void> {
+    if (Date.now() >= session.refreshableUntil) return this.exchange(session);
     const { ok, body } = await this.call('refresh', { method: 'POST', path: '/api/auth/bearer/refresh', form: { refresh_token: session.refresh } });
+    const t = ok ? parseJson<TokenResponse>(body) : undefined;
+    if (t) Object.assign(session, toSession(t));
+  }
+
+  /** A token exchange with a random pool key; its session replaces `session`'s (the old one is left to expire). */
+  private async exchange(session: Session): Promise<void> {
+    const k = pick(this.keys);
+    const { ok, body } = await this.call('exchange', { method: 'POST', path: '/api/v1/auth/token', json: { jwt: requestToken(k.appname, k.appkey) } });
     const t = ok ? parseJson<TokenResponse>(body) : undefined;
     if (t) Object.assign(session, toSession(t));
   }
@@ -190,14 +211,10 @@ export class Workload {
           await this.call('list', { method: 'GET', path: `/api/v1/api-keys?limit=20${after}`, bearer: s.access });
           break;
         }
-        case 'exchange': {
-          const k = pick(this.keys);
-          const { ok, body } = await this.call('exchange', { method: 'POST', path: '/api/v1/auth/token', json: { jwt: requestToken(k.appname, k.appkey) } });
-          const t = ok ? parseJson<TokenResponse>(body) : undefined;
+        case 'exchange':
           // The new session takes the place of one of this worker's sessions; the old one is left to expire.
-          if (t) sessions[replace++ % sessions.length] = toSession(t);
+          await this.exchange(sessions[replace++ % sessions.length] as Session);
           break;
-        }
         case 'refresh':
           await this.refresh(pick(sessions));
           break;

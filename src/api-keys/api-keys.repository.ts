@@ -132,10 +132,11 @@ export async function replaceApiKeySecret(
 }
 
 /** Forgets previous appkeys whose grace is over: they can no longer verify anything. */
-export async function clearEndedGraces(q: Queryable): Promise<number> {
+export async function clearEndedGraces(q: Queryable, batchSize: number): Promise<number> {
   const { rowCount } = await q.query(
     `UPDATE api_keys SET previous_key_ciphertext = NULL, previous_key_valid_until = NULL
-      WHERE previous_key_valid_until IS NOT NULL AND NOT ${previousAppkeyValid('api_keys')}`,
+      WHERE id IN (SELECT id FROM api_keys WHERE previous_key_valid_until IS NOT NULL AND NOT ${previousAppkeyValid('api_keys')} LIMIT $1)`,
+    [batchSize],
   );
   return rowCount ?? 0;
 }

@@ -30,3 +30,13 @@ export function auditInsertFrom(
           SELECT '${e.type}', ${e.actor}, ${e.appname ?? 'NULL'}, ${e.username ?? 'NULL'}, ${e.clientAddress}, ${e.requestId}, ${e.details}
             FROM ${source}`;
 }
+
+/**
+ * Deletes at most `batchSize` (1 to 1,000) events older than `retentionDays` (at least 1) and returns
+ * how many. Only through prune_audit_events() (migrations/0009): the trail refuses every other
+ * DELETE, and a runtime role without DELETE rights may prune through it all the same.
+ */
+export async function pruneAuditEvents(q: Queryable, retentionDays: number, batchSize: number): Promise<number> {
+  const { rows } = await q.query<{ deleted: number }>('SELECT prune_audit_events($1, $2) AS deleted', [retentionDays, batchSize]);
+  return rows[0]!.deleted;
+}

@@ -26,6 +26,12 @@ export interface DatabaseOptions {
   /** Upper bound for one statement, so a stuck query cannot hold a connection forever. */
   statementTimeoutMs?: number;
   connectionTimeoutMs?: number;
+  /**
+   * `transaction`: a pooler (PgBouncer, `pool_mode = transaction`) may hand each transaction another
+   * server connection, so nothing is left on a connection: no named prepared statements and no
+   * settings (statement_timeout then comes from the role's own settings; the client-side bound stays).
+   */
+  pooling?: 'session' | 'transaction';
 }
 
 /** Connections of the pool: open in all, idle among them, and requests waiting for one. */
@@ -37,7 +43,7 @@ export interface PoolStats {
 
 export class Database implements Queryable {
   private readonly pool: Pool;
-  private namedStatements = true;
+  private namedStatements: boolean;
 
   constructor(
     options: DatabaseOptions,
@@ -46,6 +52,8 @@ export class Database implements Queryable {
     private readonly afterClose?: () => Promise<void>,
   ) {
     const statementTimeoutMs = options.statementTimeoutMs ?? 10_000;
+    const perConnectionState = options.pooling !== 'transaction';
+    this.namedStatements = perConnectionState;
     const settings: Record<string, string> = {
       statement_timeout: String(statementTimeoutMs),
       // `?options=-c name=value` of the URL, e.g. the search_path tests use to select their schema.
@@ -66,10 +74,12 @@ export class Database implements Queryable {
       // Settings go through set_config, not startup options, which PGlite ignores. PGlite also gives
       // all connections one session, where a second PREPARE of a name fails: no named statements there.
       // The pool awaits this before handing the connection out.
-      onConnect: async (client) => {
-        const { rows } = await client.query<{ version: string }>(apply, values);
-        if (rows[0]?.version.includes('PGlite')) this.namedStatements = false;
-      },
+      onConnect: perConnectionState
+        ? async (client) => {
+            const { rows } = await client.query<{ version: string }>(apply, values);
+            if (rows[0]?.version.includes('PGlite')) this.namedStatements = false;
+          }
+        : undefined,
     });
     // An idle client losing its server connection must not crash the process.
     this.pool.on('error', (err) => logger.warn({ err: { message: err.message } }, 'idle database connection failed'));

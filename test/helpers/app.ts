@@ -52,6 +52,9 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
     LOG_LEVEL: 'debug',
     // Suites fire hundreds of token requests from one address; rate-limit tests turn this on.
     RATE_LIMIT_ENABLED: 'false',
+    // Pruning deletes revoked and expired sessions: a round firing between a test's two looks at the
+    // tables would change what it compares. Tests of pruning run their rounds themselves (runMaintenance).
+    MAINTENANCE_INTERVAL_SECONDS: '3600',
     DATABASE_URL: database.url,
     DATABASE_POOL_SIZE: String(testPoolSize(8)),
     ...overrides,

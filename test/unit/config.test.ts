@@ -210,3 +210,37 @@ describe('loadConfig: METRICS_HOST (Hardening: start-up)', () => {
     expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics.host).toBe('0.0.0.0');
   });
 });
+
+describe('loadConfig: running at scale', () => {
+  it('when nothing is set, then pooling is per session, maintenance runs every 60 s and audit events are kept 400 days', () => {
+    expect(loadConfig({})).toMatchObject({ databasePooling: 'session', maintenanceIntervalSeconds: 60, auditRetentionDays: 400 });
+  });
+
+  it('when DATABASE_POOLING=transaction, AUDIT_RETENTION_DAYS=0 and an interval are set, then they are taken', () => {
+    const config = loadConfig({ DATABASE_POOLING: 'transaction', AUDIT_RETENTION_DAYS: '0', MAINTENANCE_INTERVAL_SECONDS: '5' });
+
+    expect(config).toMatchObject({ databasePooling: 'transaction', auditRetentionDays: 0, maintenanceIntervalSeconds: 5 });
+  });
+
+  it.each([
+    ['DATABASE_POOLING', 'statement'],
+    ['AUDIT_RETENTION_DAYS', '-1'],
+    ['AUDIT_RETENTION_DAYS', '1.5'],
+    ['MAINTENANCE_INTERVAL_SECONDS', '0'],
+  ])('when %s is %s, then startup is refused naming it', (name, value) => {
+    expect(configErrorFor({ [name]: value }).problems).toEqual([expect.stringMatching(new RegExp(`^${name}: `))]);
+  });
+
+  it('when DATABASE_POOLING=transaction and DATABASE_URL carries options, then startup is refused: no per-connection settings', () => {
+    const problems = configErrorFor({
+      DATABASE_POOLING: 'transaction',
+      DATABASE_URL: 'postgres://app@pgbouncer:6432/keys?options=-c%20search_path%3Dkeys',
+    }).problems;
+
+    expect(problems).toEqual([expect.stringMatching(/^DATABASE_URL: .*options.*ALTER ROLE/)]);
+  });
+
+  it('when DATABASE_URL carries options with session pooling, then the config loads', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://app@db:5432/keys?options=-c%20search_path%3Dkeys' }).databaseUrl).toContain('options=');
+  });
+});
