@@ -62,7 +62,7 @@ describe('the embedded database (no DATABASE_URL) is reachable by this process a
 
   it('when the service starts on a new data folder, then it listens on no TCP port but its own, and the folder and every file in it are the owner\'s alone', async () => {
     const dataDir = path.join(root, 'new');
-    const server = await startServerProcess(env, { embeddedDataDir: dataDir });
+    const server = await startServerProcess(env, { embeddedDataDir: dataDir, readyWithinMs: 60_000 });
     running.push(server);
 
     expect(await logsIn(server)).toBe(200);
@@ -77,11 +77,11 @@ describe('the embedded database (no DATABASE_URL) is reachable by this process a
     expect((await server.stop()).code).toBe(0);
     expect(await openToOthers(dataDir)).toEqual([]);
     expect((await readdir(dataDir)).sort()).toEqual(['master.key', 'pgdata']);
-  }, 90_000);
+  }, 180_000);
 
   it('when an existing data folder is open to others (0777, world-writable files), then the start makes it private again', async () => {
     const dataDir = path.join(root, 'existing');
-    const first = await startServerProcess(env, { embeddedDataDir: dataDir });
+    const first = await startServerProcess(env, { embeddedDataDir: dataDir, readyWithinMs: 60_000 });
     running.push(first);
     expect((await first.stop()).code).toBe(0);
     // As an older version, a copy or a careless chmod -R would have left it.
@@ -98,7 +98,7 @@ describe('the embedded database (no DATABASE_URL) is reachable by this process a
     await chmod(path.join(dataDir, 'notes', 'readme.txt'), 0o666);
     expect((await openToOthers(dataDir)).length).toBeGreaterThan(10);
 
-    const second = await startServerProcess(env, { embeddedDataDir: dataDir });
+    const second = await startServerProcess(env, { embeddedDataDir: dataDir, readyWithinMs: 60_000 });
     running.push(second);
 
     expect(await logsIn(second)).toBe(200);
@@ -106,5 +106,5 @@ describe('the embedded database (no DATABASE_URL) is reachable by this process a
     expect(await openToOthers(dataDir)).toEqual([]);
     expect(await listeningTcpPorts(second.pid)).toEqual([second.port]);
     expect((await second.stop()).code).toBe(0);
-  }, 90_000);
+  }, 180_000);
 });
