@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { REPOSITORY_ROOT } from '../../../scripts/harness/node-process';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { bearer, createApiKey, loginWithApiKey, tokenForRole } from '../../helpers/factories';
@@ -38,11 +41,13 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
   const owner = { name: `apikeys_owner_${suffix}`, password: randomBytes(12).toString('hex') };
   const runtime = { name: `apikeys_rt_${suffix}`, password: randomBytes(12).toString('hex') };
   const schema = `t_${suffix}`;
-  const urlFor = (role: { name: string; password: string }) => {
+  // A second, empty schema for `npm run migrate`.
+  const cliSchema = `t_${suffix}_cli`;
+  const urlFor = (role: { name: string; password: string }, inSchema = schema) => {
     const url = new URL(process.env.TEST_DATABASE_URL!);
     url.username = role.name;
     url.password = role.password;
-    url.searchParams.set('options', `-c search_path=${schema}`);
+    url.searchParams.set('options', `-c search_path=${inSchema}`);
     return url.toString();
   };
   let t: TestApp | undefined;
@@ -59,6 +64,7 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
       CREATE ROLE ${owner.name} LOGIN PASSWORD '${owner.password}';
       CREATE ROLE ${runtime.name} LOGIN PASSWORD '${runtime.password}' IN ROLE apikeys_runtime;
       CREATE SCHEMA ${schema} AUTHORIZATION ${owner.name};
+      CREATE SCHEMA ${cliSchema} AUTHORIZATION ${owner.name};
     `);
     t = await startTestApp({ DATABASE_URL: urlFor(runtime), MIGRATION_DATABASE_URL: urlFor(owner) });
     runtimeClient = new Client({ connectionString: urlFor(runtime) });
@@ -70,6 +76,7 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
     await t?.close();
     await asSuperuser(`
       DROP SCHEMA IF EXISTS ${schema} CASCADE;
+      DROP SCHEMA IF EXISTS ${cliSchema} CASCADE;
       DROP OWNED BY ${owner.name}, ${runtime.name};
       DROP ROLE IF EXISTS ${runtime.name};
       DROP ROLE IF EXISTS ${owner.name};
@@ -126,6 +133,22 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
     expect(await outcome(runtimeClient, `INSERT INTO audit_events (type, actor) VALUES ('test.probe', 'system')`)).toBe('ok');
     expect(await count()).toBe(before + 1);
   });
+
+  it('when `npm run migrate` runs with MIGRATION_DATABASE_URL, then it migrates as the owner, and the runtime role can use but not own the tables', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/db/migrate-cli.ts'], {
+      cwd: REPOSITORY_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', DATABASE_URL: urlFor(runtime, cliSchema), MIGRATION_DATABASE_URL: urlFor(owner, cliSchema) },
+    });
+
+    expect(stdout).toMatch(/^Applied 0001_create_users\.sql, .*0010_least_privileged_runtime_role\.sql/);
+    const { rows } = await runtimeClient.query<{ owner: string; insert: boolean; update: boolean }>(
+      `SELECT pg_get_userbyid(relowner) AS owner,
+              has_table_privilege($2, oid, 'INSERT') AS insert, has_table_privilege($2, oid, 'UPDATE') AS update
+         FROM pg_class WHERE oid = $1::regclass`,
+      [`${cliSchema}.audit_events`, runtime.name],
+    );
+    expect(rows).toEqual([{ owner: owner.name, insert: true, update: false }]);
+  }, 60_000);
 
   it('when the service starts again as the runtime role alone (no MIGRATION_DATABASE_URL, nothing pending), then it starts and serves', async () => {
     const masterKey = t!.masterKey.toString('base64');
