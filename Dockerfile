@@ -1,5 +1,5 @@
 # Build stage: compile TypeScript with the dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -7,8 +7,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-# Runtime stage: production dependencies and the compiled output only.
-FROM node:20-bookworm-slim
+# Runtime stage: production dependencies and the compiled output only, on the current Node.js LTS
+# (24; the project also supports 20.19+, and CI runs the tests on both), as the image's non-root user.
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=3000
 WORKDIR /app
 COPY package.json package-lock.json ./

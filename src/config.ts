@@ -62,6 +62,7 @@ const envSchema = z
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     HOST: z.string().default('0.0.0.0'),
     DATABASE_URL: z.string().url().optional(),
+    MIGRATION_DATABASE_URL: z.string().url().optional(),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
     DATABASE_CONNECT_TIMEOUT: wholeSeconds(5),
     DATABASE_STATEMENT_TIMEOUT: wholeSeconds(10),
@@ -73,6 +74,7 @@ const envSchema = z
     AUDIENCE: z.string().min(1).optional(),
     DEFAULT_CLIENT_ID: z.string().regex(/^[\x21-\x7e]{1,64}$/, 'must be 1 to 64 visible ASCII characters').default('public'),
     MASTER_KEY: masterKey,
+    MASTER_KEY_PREVIOUS: masterKey,
     ACCESS_TOKEN_TTL: wholeSeconds(300),
     REFRESH_TOKEN_TTL: wholeSeconds(1800),
     SESSION_MAX_TTL: wholeSeconds(36000),
@@ -114,6 +116,12 @@ function crossVariableProblems(env: NodeJS.ProcessEnv): string[] {
         'set them on the role or database instead (ALTER ROLE ... SET search_path = ...)',
     );
   }
+  if (env.MASTER_KEY_PREVIOUS && !env.MASTER_KEY) {
+    problems.push('MASTER_KEY_PREVIOUS: only with MASTER_KEY (the new key); it holds the old key while `npm run cli -- keys rewrap` runs');
+  }
+  if (env.MIGRATION_DATABASE_URL && !env.DATABASE_URL) {
+    problems.push('MIGRATION_DATABASE_URL: only with DATABASE_URL (the embedded database has a single role)');
+  }
   if (env.NODE_ENV === 'production') {
     // The embedded database and a generated master key are for trying the service out, not for production.
     if (!env.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production (postgres://user:pass@host:5432/db)');
@@ -127,6 +135,11 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string | undefined;
+  /**
+   * Where migrations run when set: a role that owns the schema, while databaseUrl may be a role that
+   * owns nothing (README, "Security model").
+   */
+  readonly migrationDatabaseUrl: string | undefined;
   readonly databasePoolSize: number;
   /** Seconds to wait for a connection, and for one statement, before answering 503. */
   readonly databaseConnectTimeout: number;
@@ -149,6 +162,8 @@ export interface Config {
   readonly defaultClientId: string;
   /** 32 raw bytes; undefined means "load or generate one in dataDir" (refused in production). */
   readonly masterKey: Buffer | undefined;
+  /** The key before the last rotation: opens what it sealed until `keys rewrap` re-seals it under masterKey. */
+  readonly masterKeyPrevious: Buffer | undefined;
   readonly accessTokenTtl: number;
   readonly refreshTokenTtl: number;
   readonly sessionMaxTtl: number;
@@ -215,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    migrationDatabaseUrl: e.MIGRATION_DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     databaseConnectTimeout: e.DATABASE_CONNECT_TIMEOUT,
     databaseStatementTimeout: e.DATABASE_STATEMENT_TIMEOUT,
@@ -226,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     audience: e.AUDIENCE ?? issuer,
     defaultClientId: e.DEFAULT_CLIENT_ID,
     masterKey: e.MASTER_KEY,
+    masterKeyPrevious: e.MASTER_KEY_PREVIOUS,
     accessTokenTtl: e.ACCESS_TOKEN_TTL,
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,
     sessionMaxTtl: e.SESSION_MAX_TTL,

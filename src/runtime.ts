@@ -1,9 +1,9 @@
 import type { Config } from './config';
 import type { Logger } from './logger';
-import { openDatabase } from './db/open';
-import { migrate } from './db/migrate';
+import { migrateDatabase, openDatabase } from './db/open';
 import { isDatabaseUnavailable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
+import { UnopenableSecretError } from './crypto/secretbox';
 import { createServices, type Services } from './services';
 import type { TokenEvents } from './tokens/grants/refresh.grant';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
@@ -20,9 +20,9 @@ export async function startRuntime(
   if (config.bcryptCost < 10) logger.warn({ cost: config.bcryptCost }, 'BCRYPT_COST below 10 is only fit for tests');
   const db = await openDatabase(config, logger);
   try {
-    await untilDatabaseAnswers(() => migrate(db, logger), logger);
+    await untilDatabaseAnswers(() => migrateDatabase(config, db, logger), logger);
     const services = createServices(config, db, await resolveMasterKey(config, logger), options.tokenEvents);
-    await services.signingKeys.initialise();
+    await checkMasterKey(services, config);
     if (config.bootstrapAdmin) {
       const { username, password } = config.bootstrapAdmin;
       if (await services.users.bootstrapAdmin(username, password, SYSTEM_CONTEXT)) logger.info({ username }, 'bootstrap admin created');
@@ -33,6 +33,29 @@ export async function startRuntime(
   } catch (err) {
     await db.close().catch(() => undefined);
     throw err;
+  }
+}
+
+/**
+ * Opens the stored secrets the service needs (the active signing key, created here on a new
+ * database, and the appkey changed longest ago) so that a wrong MASTER_KEY stops the start with a
+ * message naming the variables, rather than a crypto error at start or at a key's first exchange.
+ */
+async function checkMasterKey(services: Services, config: Config): Promise<void> {
+  try {
+    await services.signingKeys.initialise();
+    await services.apiKeys.checkAppkeysOpen();
+  } catch (err) {
+    if (!(err instanceof UnopenableSecretError)) throw err;
+    const refusal = config.masterKeyPrevious
+      ? 'open under neither MASTER_KEY nor MASTER_KEY_PREVIOUS'
+      : config.masterKey
+        ? 'do not open under MASTER_KEY'
+        : `do not open under the key in ${config.dataDir}/master.key (MASTER_KEY is not set)`;
+    throw new Error(
+      `MASTER_KEY: the secrets stored in the database ${refusal}. Set MASTER_KEY to the key they were sealed ` +
+        'with; while rotating, set MASTER_KEY to the new key and MASTER_KEY_PREVIOUS to the old one, then run `npm run cli -- keys rewrap`.',
+    );
   }
 }
 

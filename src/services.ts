@@ -42,11 +42,14 @@ export interface Services {
 
 /** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
 export function createServices(config: Config, db: Database, masterKey: Buffer, tokenEvents?: TokenEvents): Services {
-  const box = new SecretBox(masterKey);
+  // During a MASTER_KEY rotation the previous key still opens (and verifies) what it sealed (and signed).
+  const previousKey = config.masterKeyPrevious;
+  const box = new SecretBox(masterKey, previousKey);
   // A retired signing key stays published while any token it signed can still be presented: access
   // and ID tokens (refresh tokens are not signed with it, see TokenSigner).
   const signingKeys = new SigningKeysService(db, box, config.accessTokenTtl + config.clockTolerance);
-  const signer = new TokenSigner(signingKeys, refreshTokenKey(masterKey), {
+  const refreshKeys = previousKey ? ([refreshTokenKey(masterKey), refreshTokenKey(previousKey)] as const) : ([refreshTokenKey(masterKey)] as const);
+  const signer = new TokenSigner(signingKeys, refreshKeys, {
     issuer: config.issuer,
     audience: config.audience,
     clockTolerance: config.clockTolerance,

@@ -144,3 +144,32 @@ export async function clearEndedGraces(q: Queryable, batchSize: number): Promise
 export async function deleteApiKey(q: Queryable, appname: string): Promise<void> {
   await q.query('DELETE FROM api_keys WHERE appname = $1', [appname]);
 }
+
+/** Every sealed appkey (current and previous), locked against a concurrent regen until the transaction ends. */
+export async function lockSealedAppkeys(
+  q: Queryable,
+): Promise<Array<{ appname: string; key_ciphertext: Buffer; previous_key_ciphertext: Buffer | null }>> {
+  const { rows } = await q.query<{ appname: string; key_ciphertext: Buffer; previous_key_ciphertext: Buffer | null }>(
+    'SELECT appname, key_ciphertext, previous_key_ciphertext FROM api_keys ORDER BY appname FOR UPDATE',
+  );
+  return rows;
+}
+
+/** Stores re-sealed appkeys; a null leaves that column as it is. */
+export async function updateSealedAppkeys(q: Queryable, appname: string, keyCiphertext: Buffer | null, previousKeyCiphertext: Buffer | null): Promise<void> {
+  await q.query(
+    `UPDATE api_keys
+        SET key_ciphertext = COALESCE($2, key_ciphertext),
+            previous_key_ciphertext = COALESCE($3, previous_key_ciphertext)
+      WHERE appname = $1`,
+    [appname, keyCiphertext, previousKeyCiphertext],
+  );
+}
+
+/** The sealed appkey changed longest ago (the likeliest to be under an old MASTER_KEY), if any key exists. */
+export async function findOldestSealedAppkey(q: Queryable): Promise<{ appname: string; key_ciphertext: Buffer } | undefined> {
+  const { rows } = await q.query<{ appname: string; key_ciphertext: Buffer }>(
+    'SELECT appname, key_ciphertext FROM api_keys ORDER BY updated_at LIMIT 1',
+  );
+  return rows[0];
+}

@@ -135,6 +135,33 @@ export class ApiKeysService {
     this.appkeys.forget(appname);
   }
 
+  /**
+   * Re-seals under the current MASTER_KEY every appkey (current or previous) still sealed under
+   * MASTER_KEY_PREVIOUS, and returns how many it re-sealed. Runs in the caller's transaction, so
+   * `keys rewrap` re-seals appkeys and signing keys all or nothing; the rows stay locked until
+   * then, so a concurrent regen waits instead of being overwritten.
+   */
+  async resealAppkeys(tx: Queryable): Promise<number> {
+    let resealed = 0;
+    for (const row of await keys.lockSealedAppkeys(tx)) {
+      const current = this.box.reseal(row.key_ciphertext, row.appname) ?? null;
+      const previous = row.previous_key_ciphertext ? (this.box.reseal(row.previous_key_ciphertext, row.appname) ?? null) : null;
+      if (!current && !previous) continue;
+      await keys.updateSealedAppkeys(tx, row.appname, current, previous);
+      resealed += Number(current !== null) + Number(previous !== null);
+    }
+    return resealed;
+  }
+
+  /**
+   * Opens the appkey changed longest ago, the one likeliest to be sealed under an old key: throws
+   * UnopenableSecretError when the configured keys are not the ones the database was sealed with.
+   */
+  async checkAppkeysOpen(): Promise<void> {
+    const oldest = await keys.findOldestSealedAppkey(this.db);
+    if (oldest) this.box.open(oldest.key_ciphertext, oldest.appname);
+  }
+
   private async lockManageable(tx: Queryable, principal: Principal, appname: string) {
     const current = (await keys.findApiKeyForUpdate(tx, appname)) ?? throwNotFound(appname);
     assertCanManage(principal, current.role);

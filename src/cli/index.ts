@@ -7,7 +7,7 @@ import { runUsersCommand, USERS_USAGE } from './users.command';
 
 const USAGE = `Usage: npm run cli -- <command>\n\n${USERS_USAGE}\n${KEYS_USAGE}`;
 
-/** `npm run cli -- users …` and `npm run cli -- keys rotate`, against the configured database. */
+/** `npm run cli -- users …` and `npm run cli -- keys rotate|rewrap`, against the configured database. */
 async function run(argv: string[]): Promise<void> {
   const [group, ...rest] = argv;
   if (group !== 'users' && group !== 'keys') {
@@ -22,7 +22,7 @@ async function run(argv: string[]): Promise<void> {
   const services = await startRuntime(config, logger);
   try {
     const output =
-      group === 'users' ? await runUsersCommand(services.users, rest) : await runKeysCommand(services.signingKeys, rest);
+      group === 'users' ? await runUsersCommand(services.users, rest) : await runKeysCommand(services, rest);
     console.log(output);
   } finally {
     await services.db.close();

@@ -1,9 +1,24 @@
-import type { SigningKeysService } from '../signing-keys/signing-keys.service';
+import type { Services } from '../services';
 
-export const KEYS_USAGE = `keys rotate   make a new signing key active; the old public key stays in the JWK Set until its tokens expire`;
+export const KEYS_USAGE = `keys rotate   make a new signing key active; the old public key stays in the JWK Set until its tokens expire
+keys rewrap   re-encrypt every stored secret under MASTER_KEY (after a rotation: MASTER_KEY_PREVIOUS holds the old key);
+              once it has run, MASTER_KEY_PREVIOUS can be removed`;
 
-export async function runKeysCommand(signingKeys: SigningKeysService, [action]: string[]): Promise<string> {
-  if (action !== 'rotate') throw new Error(`unknown keys command "${action ?? ''}"\n\n${KEYS_USAGE}`);
-  const kid = await signingKeys.rotate();
-  return `New signing key ${kid} is active; running instances pick it up within 30 seconds`;
+export async function runKeysCommand(services: Pick<Services, 'db' | 'signingKeys' | 'apiKeys'>, [action]: string[]): Promise<string> {
+  if (action === 'rotate') {
+    const kid = await services.signingKeys.rotate();
+    return `New signing key ${kid} is active; running instances pick it up within 30 seconds`;
+  }
+  if (action === 'rewrap') {
+    // One transaction: a secret that opens under neither key rolls every change back.
+    const { signingKeys, appkeys } = await services.db.withTransaction(async (tx) => ({
+      signingKeys: await services.signingKeys.resealPrivateKeys(tx),
+      appkeys: await services.apiKeys.resealAppkeys(tx),
+    }));
+    return (
+      `Re-encrypted ${signingKeys + appkeys} secrets under MASTER_KEY (${signingKeys} signing keys, ${appkeys} appkeys); ` +
+      'every stored secret is now under MASTER_KEY, so MASTER_KEY_PREVIOUS can be removed'
+    );
+  }
+  throw new Error(`unknown keys command "${action ?? ''}"\n\n${KEYS_USAGE}`);
 }

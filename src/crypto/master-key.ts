@@ -22,7 +22,7 @@ export async function resolveMasterKey(config: Config, logger: Logger): Promise<
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const key = randomBytes(32);
-  await mkdir(path.dirname(file), { recursive: true });
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   // 'wx' fails if another process created it meanwhile; then we read theirs.
   try {
     await writeFile(file, `${key.toString('base64')}\n`, { flag: 'wx', mode: 0o600 });

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../logger';
 
@@ -38,22 +38,61 @@ async function lockDirectory(dir: string): Promise<() => Promise<void>> {
   return () => rm(lockFile, { force: true });
 }
 
+/** PostgreSQL names its socket `.s.PGSQL.<port>` in the socket directory; the driver looks there. */
+const SOCKET_PORT = 5432;
+const SOCKET_FILE = `.s.PGSQL.${SOCKET_PORT}`;
+/** sun_path holds 108 bytes on Linux, the last one a NUL. */
+const MAX_SOCKET_PATH_BYTES = 107;
+
 /**
- * Starts PGlite (PostgreSQL compiled to WebAssembly) on `dataDir`, served on a loopback port so the
- * same pg driver, SQL and migrations serve it as any PostgreSQL server.
+ * Takes every permission of group and others away from `dir` and everything under it: a folder
+ * made by an older version, or copied in, may hold world-writable files (PGlite's file system layer
+ * creates them 0666/0777 unless the umask says otherwise).
+ */
+async function makePrivate(dir: string): Promise<void> {
+  const visit = async (file: string): Promise<void> => {
+    const stats = await lstat(file);
+    if (stats.isSymbolicLink()) return;
+    if (stats.mode & 0o077) await chmod(file, stats.mode & 0o700);
+    if (stats.isDirectory()) for (const entry of await readdir(file)) await visit(path.join(file, entry));
+  };
+  await visit(dir);
+}
+
+/**
+ * Starts PGlite (PostgreSQL compiled to WebAssembly) on `dataDir`, served on a Unix socket inside
+ * that folder so the same pg driver, SQL and migrations serve it as any PostgreSQL server.
+ *
+ * PGlite has no passwords: whoever reaches its socket is the superuser. So no TCP port (any local
+ * user could connect to one), the folder is 0700, and every file in it is the owner's alone
+ * (fixed at start, and kept so by a 077 umask while it runs): only this user's processes get in.
  */
 export async function startEmbeddedPostgres(dataDir: string, maxConnections: number, logger: Logger): Promise<EmbeddedPostgres> {
   const dir = path.resolve(dataDir);
-  await mkdir(dir, { recursive: true });
+  const socketPath = path.join(dir, SOCKET_FILE);
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
+    throw new Error(
+      `DATA_DIR: ${dir} is too long a path for the embedded database's Unix socket (${SOCKET_FILE} inside it may be at most ${MAX_SOCKET_PATH_BYTES} bytes); choose a shorter DATA_DIR`,
+    );
+  }
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   const unlock = await lockDirectory(dir);
+  const previousUmask = process.umask(0o077);
   try {
+    await makePrivate(dir);
     // Loaded only here, so a deployment on a real PostgreSQL never pays for the WebAssembly module.
     const { PGlite } = await import('@electric-sql/pglite');
     const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
     const db = await PGlite.create(path.join(dir, 'pgdata'));
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
+    // A new database is unpacked from PGlite's image with the image's modes, whatever the umask.
+    await makePrivate(dir);
+    // Left behind by a process that was killed: the lock says it is gone, so the socket is stale.
+    await rm(socketPath, { force: true });
+    const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections });
     await server.start();
-    const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+    await chmod(socketPath, 0o600);
+    // `host` as a directory: the driver connects to <host>/.s.PGSQL.<port> (5432 by default).
+    const url = `postgres://postgres@localhost/postgres?host=${encodeURIComponent(dir)}`;
     logger.info({ dataDir: dir }, 'using the embedded PostgreSQL (PGlite); set DATABASE_URL for a PostgreSQL server');
     return {
       url,
@@ -61,9 +100,11 @@ export async function startEmbeddedPostgres(dataDir: string, maxConnections: num
         await server.stop();
         await db.close();
         await unlock();
+        process.umask(previousUmask);
       },
     };
   } catch (err) {
+    process.umask(previousUmask);
     await unlock();
     throw err;
   }

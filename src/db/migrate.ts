@@ -19,12 +19,17 @@ export async function migrate(db: Database, logger: Logger, dir = MIGRATIONS_DIR
   await db.withTransaction(async (tx) => {
     // Transaction-scoped lock: released by COMMIT/ROLLBACK even if this process dies.
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
-    await tx.query(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (
-         name text PRIMARY KEY,
-         applied_at timestamptz NOT NULL DEFAULT now()
-       )`,
-    );
+    // Looked up before creating: CREATE TABLE IF NOT EXISTS needs the CREATE privilege even when the
+    // table exists, which the least-privileged runtime role lacks (it starts fine with nothing pending).
+    const { rows } = await tx.query<{ exists: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS exists`);
+    if (!rows[0]?.exists) {
+      await tx.query(
+        `CREATE TABLE schema_migrations (
+           name text PRIMARY KEY,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         )`,
+      );
+    }
     const done = new Set((await tx.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
     for (const file of files) {
       if (done.has(file)) continue;

@@ -44,3 +44,15 @@ export async function hasActiveSigningKey(q: Queryable): Promise<boolean> {
 export async function lockSigningKeys(q: Queryable): Promise<void> {
   await q.query('SELECT pg_advisory_xact_lock($1)', [7_240_612]);
 }
+
+/** Every signing key's sealed private half, locked until the transaction ends. */
+export async function lockSealedPrivateKeys(q: Queryable): Promise<Array<{ kid: string; private_key_ciphertext: Buffer }>> {
+  const { rows } = await q.query<{ kid: string; private_key_ciphertext: Buffer }>(
+    'SELECT kid, private_key_ciphertext FROM signing_keys ORDER BY created_at FOR UPDATE',
+  );
+  return rows;
+}
+
+export async function updateSealedPrivateKey(q: Queryable, kid: string, privateKeyCiphertext: Buffer): Promise<void> {
+  await q.query('UPDATE signing_keys SET private_key_ciphertext = $2 WHERE kid = $1', [kid, privateKeyCiphertext]);
+}

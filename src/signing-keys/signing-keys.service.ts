@@ -1,12 +1,14 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import type { Database } from '../db/database';
+import type { Database, Queryable } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import {
   findPublishedSigningKeys,
   hasActiveSigningKey,
   insertSigningKey,
+  lockSealedPrivateKeys,
   lockSigningKeys,
   retireActiveSigningKey,
+  updateSealedPrivateKey,
 } from './signing-keys.repository';
 import type { PublicJwk } from './jwks.responses';
 
@@ -74,6 +76,22 @@ export class SigningKeysService {
     });
     await this.reload();
     return key.kid;
+  }
+
+  /**
+   * Re-seals under the current MASTER_KEY every private half still sealed under MASTER_KEY_PREVIOUS
+   * (retired keys too: the database keeps them), in the caller's transaction; returns how many.
+   */
+  async resealPrivateKeys(tx: Queryable): Promise<number> {
+    await lockSigningKeys(tx);
+    let resealed = 0;
+    for (const row of await lockSealedPrivateKeys(tx)) {
+      const sealed = this.box.reseal(row.private_key_ciphertext, row.kid);
+      if (!sealed) continue;
+      await updateSealedPrivateKey(tx, row.kid, sealed);
+      resealed++;
+    }
+    return resealed;
   }
 
   async signingKey(): Promise<ActiveKey> {

@@ -70,8 +70,12 @@ export class TokenSigner {
 
   constructor(
     private readonly keys: SigningKeysService,
-    /** See refreshTokenKey(). */
-    private readonly refreshKey: KeyObject,
+    /**
+     * See refreshTokenKey(). The first signs; any verifies: during a MASTER_KEY rotation the second
+     * is the previous key's, so refresh tokens issued before the rotation keep working until
+     * MASTER_KEY_PREVIOUS is removed.
+     */
+    private readonly refreshKeys: readonly [KeyObject, ...KeyObject[]],
     private readonly settings: TokenSettings,
   ) {}
 
@@ -93,7 +97,7 @@ export class TokenSigner {
     };
     if (kind === 'Refresh') {
       const signingInput = `${this.refreshHeader}.${base64url(payload)}`;
-      return `${signingInput}.${this.refreshSignature(signingInput).toString('base64url')}`;
+      return `${signingInput}.${this.refreshSignature(signingInput, this.refreshKeys[0]).toString('base64url')}`;
     }
     const { kid, privateKey } = await this.keys.signingKey();
     const signingInput = `${this.headerFor(kind, kid)}.${base64url(payload)}`;
@@ -132,14 +136,18 @@ export class TokenSigner {
     return iss === issuer && audienceHolds && notExpired && started && typ === kind && [claims.sub, claims.sid, claims.jti].every(isUuid);
   }
 
-  private refreshSignature(signingInput: string): Buffer {
-    return createHmac('sha256', this.refreshKey).update(signingInput).digest();
+  private refreshSignature(signingInput: string, key: KeyObject): Buffer {
+    return createHmac('sha256', key).update(signingInput).digest();
   }
 
   /** Only the one algorithm the kind is issued with counts: HS256 for refresh tokens, ES256 with a known kid otherwise. */
   private async signatureHolds(kind: TokenKind, header: Record<string, unknown>, signingInput: string, signature: Buffer): Promise<boolean> {
     if (kind === 'Refresh') {
-      return header.alg === REFRESH_ALGORITHM && signature.length === HS256_SIGNATURE_BYTES && timingSafeEqual(signature, this.refreshSignature(signingInput));
+      return (
+        header.alg === REFRESH_ALGORITHM &&
+        signature.length === HS256_SIGNATURE_BYTES &&
+        this.refreshKeys.some((key) => timingSafeEqual(signature, this.refreshSignature(signingInput, key)))
+      );
     }
     if (header.alg !== ALGORITHM || typeof header.kid !== 'string' || signature.length !== ES256_SIGNATURE_BYTES) return false;
     const key = await this.keys.publicKey(header.kid);

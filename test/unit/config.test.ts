@@ -152,6 +152,37 @@ describe('loadConfig: cross-variable rules', () => {
     expect(error.message).toContain('MASTER_KEY');
   });
 
+  it('when MASTER_KEY and MASTER_KEY_PREVIOUS are both valid, then both raw keys are kept', () => {
+    const [current, previous] = [randomBytes(32), randomBytes(32)];
+
+    const config = loadConfig({ MASTER_KEY: current.toString('base64'), MASTER_KEY_PREVIOUS: previous.toString('base64') });
+
+    expect(config.masterKey?.equals(current)).toBe(true);
+    expect(config.masterKeyPrevious?.equals(previous)).toBe(true);
+  });
+
+  it('when MASTER_KEY_PREVIOUS is set without MASTER_KEY, then startup is refused naming MASTER_KEY_PREVIOUS', () => {
+    const error = configErrorFor({ MASTER_KEY_PREVIOUS: validMasterKey() });
+
+    expect(error.message).toContain('MASTER_KEY_PREVIOUS: only with MASTER_KEY');
+  });
+
+  it('when MASTER_KEY_PREVIOUS is not 32 bytes of base64, then startup is refused naming it, without echoing it', () => {
+    const bad = randomBytes(16).toString('base64');
+
+    const error = configErrorFor({ MASTER_KEY: validMasterKey(), MASTER_KEY_PREVIOUS: bad });
+
+    expect(error.message).toContain('MASTER_KEY_PREVIOUS');
+    expect(error.message).not.toContain(bad);
+  });
+
+  it('when MIGRATION_DATABASE_URL is set with DATABASE_URL, then both are kept; without DATABASE_URL it is refused', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://runtime@db/app', MIGRATION_DATABASE_URL: 'postgres://owner@db/app' });
+
+    expect(config).toMatchObject({ databaseUrl: 'postgres://runtime@db/app', migrationDatabaseUrl: 'postgres://owner@db/app' });
+    expect(configErrorFor({ MIGRATION_DATABASE_URL: 'postgres://owner@db/app' }).message).toContain('MIGRATION_DATABASE_URL: only with DATABASE_URL');
+  });
+
   it('when NODE_ENV=development has no MASTER_KEY, then the config loads (a key is generated later)', () => {
     expect(loadConfig({ NODE_ENV: 'development' }).masterKey).toBeUndefined();
   });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SecretBox } from '../../src/crypto/secretbox';
+import { SecretBox, UnopenableSecretError } from '../../src/crypto/secretbox';
 
 describe('SecretBox (AES-256-GCM)', () => {
   const key = randomBytes(32);
@@ -76,5 +76,44 @@ describe('SecretBox (AES-256-GCM)', () => {
 
   it.each([16, 31, 33, 0])('when the key is %i bytes instead of 32, then the box refuses it', (length) => {
     expect(() => new SecretBox(randomBytes(length))).toThrow(/32 bytes/);
+  });
+});
+
+describe('SecretBox during a MASTER_KEY rotation (current key and previous key)', () => {
+  const oldKey = randomBytes(32);
+  const newKey = randomBytes(32);
+  const before = new SecretBox(oldKey);
+  const during = new SecretBox(newKey, oldKey);
+  const after = new SecretBox(newKey);
+  const secret = 'ak_sealed-before-the-rotation';
+
+  it('when a value sealed under the old key is opened with the old key as previous, then it opens', () => {
+    expect(during.open(before.seal(secret, 'app'), 'app').toString()).toBe(secret);
+  });
+
+  it('when the rotating box seals, then it seals under the new key: the new key alone opens it, the old alone does not', () => {
+    const sealed = during.seal(secret, 'app');
+
+    expect(after.open(sealed, 'app').toString()).toBe(secret);
+    expect(() => before.open(sealed, 'app')).toThrow(UnopenableSecretError);
+  });
+
+  it('when a value under the old key is resealed, then the result opens under the new key alone; resealing that again gives nothing to do', () => {
+    const resealed = during.reseal(before.seal(secret, 'app'), 'app');
+
+    expect(resealed).toBeDefined();
+    expect(after.open(resealed!, 'app').toString()).toBe(secret);
+    expect(during.reseal(resealed!, 'app')).toBeUndefined();
+  });
+
+  it('when a value sealed under a third key is opened or resealed, then an UnopenableSecretError naming both variables is thrown, not a crypto error', () => {
+    const foreign = new SecretBox(randomBytes(32)).seal(secret, 'app');
+
+    expect(() => during.open(foreign, 'app')).toThrow(UnopenableSecretError);
+    expect(() => during.reseal(foreign, 'app')).toThrow(/MASTER_KEY.*MASTER_KEY_PREVIOUS/);
+  });
+
+  it('when the previous key opens a value but the associated data differs, then it is refused as under any key', () => {
+    expect(() => during.open(before.seal(secret, 'app'), 'other-app')).toThrow(UnopenableSecretError);
   });
 });

@@ -21,7 +21,7 @@ describe('signing key rotation from the command line, and retirement of the old 
     const user = await createUser(t, { role: 'viewer' });
     const oldKid = decodeProtectedHeader((await loginAs(t, user)).access_token).kid!;
 
-    const output = await runKeysCommand(t.services.signingKeys, ['rotate']);
+    const output = await runKeysCommand(t.services, ['rotate']);
     // The old key was retired before this instant, so it is gone from the set by this + 4 s.
     const rotatedBy = Date.now();
     const kidsAfterRotation = await kidsIn(t);
@@ -37,6 +37,6 @@ describe('signing key rotation from the command line, and retirement of the old 
   });
 
   it('when an unknown keys subcommand is given, then it fails with the usage', async () => {
-    await expect(runKeysCommand(t.services.signingKeys, ['spin'])).rejects.toThrow(/keys rotate/);
+    await expect(runKeysCommand(t.services, ['spin'])).rejects.toThrow(/keys rotate/);
   });
 });

@@ -22,6 +22,8 @@ export async function startServerProcess(
     joinDatabaseOf?: ServerProcess;
     /** Connect through this database (e.g. behind a TcpProxy); the caller creates and drops it. */
     database?: TestDatabase;
+    /** 30 s unless given: a new embedded database on a loaded machine may take longer. */
+    readyWithinMs?: number;
   } = {},
 ): Promise<ServerProcess> {
   const owned = !options.embeddedDataDir && !options.joinDatabaseOf && !options.database ? await createTestDatabase() : undefined;
@@ -44,6 +46,7 @@ export async function startServerProcess(
       ...env,
     },
     readyPath: '/readyz',
+    readyWithinMs: options.readyWithinMs,
   }).catch(async (err: unknown) => {
     await owned?.drop();
     throw err;
