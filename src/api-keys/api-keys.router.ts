@@ -20,7 +20,8 @@ import type { ApiKeysService } from './api-keys.service';
 export function apiKeysRouter(service: ApiKeysService, authenticator: Authenticator, limits: RateLimits): Router {
   const router = Router();
 
-  router.use(limits.bearerFailures, authenticate(authenticator), limits.keyOperations);
+  // Spread: router.use() would take a leading empty array (limits off) for a path.
+  router.use(...limits.bearerFailures, authenticate(authenticator), ...limits.keyOperations);
 
   // Create and regen answer with an appkey in the clear, shown only then: no cache may keep it.
   router

@@ -15,7 +15,8 @@ import type { AuditService } from './audit-events.service';
  */
 export function auditRouter(service: AuditService, authenticator: Authenticator, limits: RateLimits): Router {
   const router = Router();
-  router.use(limits.bearerFailures, authenticate(authenticator), limits.keyOperations);
+  // Spread: router.use() would take a leading empty array (limits off) for a path.
+  router.use(...limits.bearerFailures, authenticate(authenticator), ...limits.keyOperations);
   router
     .route('/')
     .get(jsonBody, async function listAuditEvents(req: Request, res: Response) {
