@@ -97,7 +97,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function accountWatch(settings: RateLimitSettings, storeFor: StoreFactory, onAlert: AccountAlertListener | undefined): RequestHandler {
   const { windowSeconds } = settings.passwordFailures;
   const store: Store = storeFor('password-failures-account') ?? new MemoryStore();
-  void store.init?.({ windowMs: windowSeconds * 1000 } as Options);
+  // As express-rate-limit does for its own stores: a Redis away now fails the init, which is retried at first use.
+  Promise.resolve(store.init?.({ windowMs: windowSeconds * 1000 } as Options)).catch(() => undefined);
   const threshold = settings.accountAlert;
 
   async function countFailure(key: string, username: string, req: Request): Promise<void> {
