@@ -87,7 +87,11 @@ const envSchema = z
     SHUTDOWN_TIMEOUT: z.coerce.number().int().min(0).default(10),
     RATE_LIMIT_ENABLED: z.enum(['true', 'false']).default('true'),
     RATE_LIMIT_PASSWORD_FAILURES: count(10),
+    RATE_LIMIT_PASSWORD_ADDRESS_FAILURES: count(30),
     RATE_LIMIT_PASSWORD_WINDOW: wholeSeconds(900),
+    LOGIN_ACCOUNT_ALERT: count(50),
+    RATE_LIMIT_BEARER_FAILURES: count(300),
+    RATE_LIMIT_BEARER_WINDOW: wholeSeconds(60),
     RATE_LIMIT_TOKEN_REQUESTS: count(300),
     RATE_LIMIT_TOKEN_WINDOW: wholeSeconds(60),
     RATE_LIMIT_KEY_REQUESTS: count(1200),
@@ -197,8 +201,14 @@ export interface RateLimitRule {
 
 export interface RateLimitSettings {
   readonly enabled: boolean;
-  /** Failed password logins, counted per username and per client address. */
+  /** Failed password logins per username and client address (never per username alone: no lockout by strangers). */
   readonly passwordFailures: RateLimitRule;
+  /** Failed password logins per client address, whatever the username; the same window. */
+  readonly passwordAddressFailures: RateLimitRule;
+  /** Past this many failed logins of one username from all addresses in the window, its attempts are slowed and an alert raised. */
+  readonly accountAlert: number;
+  /** Refused bearer tokens per client address on bearer-protected routes. */
+  readonly bearerFailures: RateLimitRule;
   /** All requests to the three token routes, per client address. */
   readonly tokenRoutes: RateLimitRule;
   /** Key operations, per authenticated principal. */
@@ -258,6 +268,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: Object.freeze({
       enabled: e.RATE_LIMIT_ENABLED === 'true',
       passwordFailures: { limit: e.RATE_LIMIT_PASSWORD_FAILURES, windowSeconds: e.RATE_LIMIT_PASSWORD_WINDOW },
+      passwordAddressFailures: { limit: e.RATE_LIMIT_PASSWORD_ADDRESS_FAILURES, windowSeconds: e.RATE_LIMIT_PASSWORD_WINDOW },
+      accountAlert: e.LOGIN_ACCOUNT_ALERT,
+      bearerFailures: { limit: e.RATE_LIMIT_BEARER_FAILURES, windowSeconds: e.RATE_LIMIT_BEARER_WINDOW },
       tokenRoutes: { limit: e.RATE_LIMIT_TOKEN_REQUESTS, windowSeconds: e.RATE_LIMIT_TOKEN_WINDOW },
       keyOperations: { limit: e.RATE_LIMIT_KEY_REQUESTS, windowSeconds: e.RATE_LIMIT_KEY_WINDOW },
       redisUrl: e.REDIS_URL,

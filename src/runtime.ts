@@ -1,4 +1,6 @@
-import type { Config } from './config';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ConfigError, type Config } from './config';
 import type { Logger } from './logger';
 import { migrateDatabase, openDatabase } from './db/open';
 import { isDatabaseUnavailable } from './db/database';
@@ -7,6 +9,11 @@ import { UnopenableSecretError } from './crypto/secretbox';
 import { createServices, type Services } from './services';
 import type { TokenEvents } from './tokens/grants/refresh.grant';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
+import { USERNAME_PATTERN } from './shared/names';
+import { newPasswordProblem } from './users/password-rules';
+
+/** Where the first start writes the admin password it generated, in DATA_DIR. */
+export const FIRST_ADMIN_PASSWORD_FILE = 'first-admin-password';
 
 /**
  * Everything the server and the command line share: database open and migrated, master key
@@ -18,6 +25,7 @@ export async function startRuntime(
   options: { createFirstAdmin?: boolean; tokenEvents?: TokenEvents } = {},
 ): Promise<Services> {
   if (config.bcryptCost < 10) logger.warn({ cost: config.bcryptCost }, 'BCRYPT_COST below 10 is only fit for tests');
+  if (config.bootstrapAdmin) assertBootstrapAdminAcceptable(config.bootstrapAdmin);
   const db = await openDatabase(config, logger);
   try {
     await untilDatabaseAnswers(() => migrateDatabase(config, db, logger), logger);
@@ -25,7 +33,9 @@ export async function startRuntime(
     await checkMasterKey(services, config);
     if (config.bootstrapAdmin) {
       const { username, password } = config.bootstrapAdmin;
-      if (await services.users.bootstrapAdmin(username, password, SYSTEM_CONTEXT)) logger.info({ username }, 'bootstrap admin created');
+      const outcome = await services.users.bootstrapAdmin(username, password, SYSTEM_CONTEXT);
+      if (outcome === 'created') logger.info({ username }, 'bootstrap admin created');
+      else if (outcome === 'name_taken') logger.warn({ username }, 'no admin exists, but BOOTSTRAP_ADMIN_USERNAME names an existing user: left as it is');
     } else if (options.createFirstAdmin) {
       await announceFirstAdmin(services, config, logger);
     }
@@ -60,27 +70,48 @@ async function checkMasterKey(services: Services, config: Config): Promise<void>
 }
 
 /**
+ * The bootstrap admin follows the rules of any user, or the service does not start: a weak password
+ * set once in a deployment file would otherwise guard the admin for good.
+ */
+function assertBootstrapAdminAcceptable(admin: { username: string; password: string }): void {
+  const problems: string[] = [];
+  if (!USERNAME_PATTERN.test(admin.username)) {
+    problems.push('BOOTSTRAP_ADMIN_USERNAME: must be 1 to 64 characters of letters, digits, . _ @ -, starting with a letter or digit');
+  }
+  const passwordProblem = newPasswordProblem(admin.password);
+  if (passwordProblem) problems.push(`BOOTSTRAP_ADMIN_PASSWORD: ${passwordProblem}`);
+  if (problems.length) throw new ConfigError(problems);
+}
+
+/**
  * With no users and no BOOTSTRAP_ADMIN_* variables, makes an admin with a generated password and
- * shows it once on the terminal, never through the logger (logs are often shipped and kept).
+ * writes the password to a file in DATA_DIR that only this OS user can read; the log names the file,
+ * never the password (logs are often shipped and kept). In production the service makes no admin
+ * itself: it says how to.
  */
 async function announceFirstAdmin(services: Services, config: Config, logger: Logger): Promise<void> {
-  if (config.env === 'production' && !process.stderr.isTTY) {
+  if (config.env === 'production') {
     if (!(await services.users.anyExist())) logger.warn('no users exist; create an admin with: npm run cli -- users add <name> --role admin');
     return;
   }
-  const admin = await services.users.createFirstAdmin(SYSTEM_CONTEXT);
-  if (!admin) return;
-  process.stderr.write(
-    [
-      '',
-      '  No users existed, so an admin was created. This password is shown only once:',
-      `    username: ${admin.username}`,
-      `    password: ${admin.password}`,
-      '  Change it with: npm run cli -- users set-password admin',
-      '',
-      '',
-    ].join('\n'),
-  );
+  const file = path.resolve(config.dataDir, FIRST_ADMIN_PASSWORD_FILE);
+  const username = await services.users.createFirstAdmin(SYSTEM_CONTEXT, {
+    async deliver(password) {
+      await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+      // Written anew and renamed over any file left from an earlier database, whatever that one's mode.
+      const fresh = `${file}.${process.pid}.tmp`;
+      await writeFile(fresh, `${password}\n`, { mode: 0o600, flag: 'wx' });
+      await rename(fresh, file);
+    },
+    retract: () => rm(file, { force: true }),
+  });
+  if (username) {
+    logger.warn(
+      { username, passwordFile: file },
+      `no users existed, so an admin was created; its password is in ${file} (readable by this OS user only): ` +
+        `log in, change it with npm run cli -- users set-password ${username}, and delete the file`,
+    );
+  }
 }
 
 const START_RETRY_WINDOW_MS = 30_000;

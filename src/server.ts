@@ -7,6 +7,9 @@ import { startRuntime } from './runtime';
 import { startMaintenance } from './maintenance';
 import type { Services } from './services';
 import { loadRateLimits } from './http/load-rate-limits';
+import type { AccountAlert } from './http/rate-limits';
+import { originOf } from './http/request-origin';
+import { recordAuditEvent } from './audit-trail/audit-trail';
 import { answerClientErrors } from './http/client-errors';
 import type { Metrics } from './metrics/metrics';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
@@ -41,7 +44,7 @@ export async function startServer(config: Config, logger: Logger, options: { cre
           await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
         : undefined;
     if (redis) cleanups.push(redis.close);
-    const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected);
+    const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected, (alert) => recordAccountAlert(services, logger, alert));
     const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis?.isUp });
     // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
     let metricsUrl: string | undefined;
@@ -76,6 +79,19 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     await Promise.allSettled([services.db.close(), ...cleanups.map((cleanup) => cleanup())]);
     throw err;
   }
+}
+
+/**
+ * One username failed to log in more than LOGIN_ACCOUNT_ALERT times in the window: a guesser at
+ * work, perhaps from many addresses. Written down once per window for operators; the attempts are
+ * slowed, never refused.
+ */
+async function recordAccountAlert(services: Services, logger: Logger, { username, failures, windowSeconds, req }: AccountAlert): Promise<void> {
+  const origin = originOf(req);
+  logger.warn({ username, failures, windowSeconds, requestId: origin.requestId }, 'many failed logins for one username; its logins are slowed by a second');
+  await recordAuditEvent(services.db, { ...origin, actor: 'anonymous' }, { type: 'login.throttled', username, details: { route: origin.route, failures, window_seconds: windowSeconds } }).catch(
+    (err: Error) => logger.warn({ cause: err.message }, 'could not record login.throttled'),
+  );
 }
 
 /** An address this machine can reach the server at: loopback when it listens on every interface. */

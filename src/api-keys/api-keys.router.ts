@@ -13,14 +13,15 @@ import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, up
 import type { ApiKeysService } from './api-keys.service';
 
 /**
- * /api/v1/api-keys. Every route: authenticate (401) → the per-principal limit (429) → a method not
+ * /api/v1/api-keys. Every route: the per-address limit of refused tokens (429) → authenticate (401) → the per-principal limit (429) → a method not
  * served (405) → body parsing, for every method, as a body on a GET or DELETE is checked too
  * (415/413/400) → validation (400) → the service, which decides authorisation (403) before existence (404).
  */
 export function apiKeysRouter(service: ApiKeysService, authenticator: Authenticator, limits: RateLimits): Router {
   const router = Router();
 
-  router.use(authenticate(authenticator), limits.keyOperations);
+  // Spread: router.use() would take a leading empty array (limits off) for a path.
+  router.use(...limits.bearerFailures, authenticate(authenticator), ...limits.keyOperations);
 
   // Create and regen answer with an appkey in the clear, shown only then: no cache may keep it.
   router

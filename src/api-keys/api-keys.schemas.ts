@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { ROLES } from '../shared/principals';
 import { APPNAME_PATTERN } from '../shared/names';
-import { storableString } from '../http/validate';
 
 const appname = z
   .string()
   .regex(APPNAME_PATTERN, 'must be 1 to 64 characters of a-z 0-9 . _ -, starting with a letter or digit');
 
-const description = storableString().max(1024, 'must be at most 1024 characters');
+const description = z.string().max(1024, 'must be at most 1024 characters');
 
 const roles = z
   .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }))

@@ -10,12 +10,13 @@ import { listAuditEventsQuery } from './audit-events.schemas';
 import type { AuditService } from './audit-events.service';
 
 /**
- * GET /api/v1/audit-events: read-only, as the table itself is. Authenticate (401), limit (429), a body
+ * GET /api/v1/audit-events: read-only, as the table itself is. Refused-token limit (429), authenticate (401), limit (429), a body
  * checked as on the key routes (415/413/400), query (400), admin (403).
  */
 export function auditRouter(service: AuditService, authenticator: Authenticator, limits: RateLimits): Router {
   const router = Router();
-  router.use(authenticate(authenticator), limits.keyOperations);
+  // Spread: router.use() would take a leading empty array (limits off) for a path.
+  router.use(...limits.bearerFailures, authenticate(authenticator), ...limits.keyOperations);
   router
     .route('/')
     .get(jsonBody, async function listAuditEvents(req: Request, res: Response) {

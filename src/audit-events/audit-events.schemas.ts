@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { APPNAME_PATTERN } from '../shared/names';
 import { AUDIT_EVENT_TYPES } from '../shared/audit-context';
-import { storableString } from '../http/validate';
 
 const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER;
 
@@ -29,10 +28,10 @@ export const listAuditEventsQuery = z
     before: eventId.optional(),
     /** Only events about this API key. */
     appname: z.string().regex(APPNAME_PATTERN, 'must be an appname').optional(),
-    /** Only events about this user. (Storable: PostgreSQL text cannot hold NUL, which would be a 500.) */
-    username: storableString().min(1).max(64, 'must be at most 64 characters').optional(),
+    /** Only events about this user. */
+    username: z.string().min(1).max(64, 'must be at most 64 characters').optional(),
     /** Only events caused by this actor: user:<username>, api_key:<appname>, cli, system or anonymous. */
-    actor: storableString().min(1).max(200, 'must be at most 200 characters').optional(),
+    actor: z.string().min(1).max(200, 'must be at most 200 characters').optional(),
     /** Only events of this type. */
     type: z.enum(AUDIT_EVENT_TYPES, { error: `must be one of ${AUDIT_EVENT_TYPES.join(', ')}` }).optional(),
     /** Only events at or after this time. */

@@ -28,7 +28,13 @@ export interface Authenticator {
 /** Requires a live bearer token and records the caller for the handlers (principalOf). */
 export function authenticate(authenticator: Authenticator) {
   return async function authenticateBearer(req: Request, res: Response, next: NextFunction): Promise<void> {
-    res.locals.principal = await authenticator.authenticate(bearerTokenOf(req), req);
+    try {
+      res.locals.principal = await authenticator.authenticate(bearerTokenOf(req), req);
+    } catch (err) {
+      // Counted by the per-address limit of refused tokens (bearerFailures); an outage (503) is no refusal.
+      if (err instanceof UnauthorizedError) res.locals.bearerRefused = true;
+      throw err;
+    }
     next();
   };
 }

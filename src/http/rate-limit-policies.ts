@@ -1,11 +1,21 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit, type Options } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, rateLimit, type Options, type Store } from 'express-rate-limit';
 import type { RateLimitRule, RateLimitSettings } from '../config';
 import { AppError } from '../shared/errors';
 import type { Principal } from '../shared/principals';
-import type { RateLimits, RejectionListener, StoreFactory } from './rate-limits';
+import type { AccountAlertListener, RateLimits, RejectionListener, StoreFactory } from './rate-limits';
 
 const clientAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
+
+/** No username is longer; longer names (which exist nowhere) share one counter rather than grow the store at will. */
+const MAX_USERNAME_CHARS = 64;
+
+/** The username a password login names, as its counters know it, or undefined when it names none (then it is no password attempt). */
+function usernameOf(req: Request): string | undefined {
+  const username: unknown = req.body?.username;
+  if (typeof username !== 'string') return undefined;
+  return username.length > MAX_USERNAME_CHARS ? '(too long)' : username.toLowerCase();
+}
 
 function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, onRejected: RejectionListener | undefined, options: Partial<Options>): RequestHandler {
   return rateLimit({
@@ -17,33 +27,53 @@ function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, onRe
     store: storeFor(name),
     // Rate limiting guards the service; an unreachable Redis must not take logins down with it.
     passOnStoreError: true,
-    handler(_req: Request, _res: Response, next: NextFunction, used: Options) {
+    handler(req: Request, res: Response, next: NextFunction, used: Options) {
       onRejected?.(name);
+      // Limiters that send no RateLimit headers still say when to come back.
+      const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+      if (!res.hasHeader('Retry-After') && resetTime) res.setHeader('Retry-After', Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)));
       next(new AppError('TooManyRequests', `Too many requests: at most ${used.limit} per ${rule.windowSeconds} s; see Retry-After`));
     },
     ...options,
   });
 }
 
-/** The contract's three limits, as configured; loaded through loadRateLimits only when they are on. */
-export function buildRateLimits(settings: RateLimitSettings, storeFor: StoreFactory, onRejected: RejectionListener | undefined): RateLimits {
+/** The contract's limits, as configured; loaded through loadRateLimits only when they are on. */
+export function buildRateLimits(
+  settings: RateLimitSettings,
+  storeFor: StoreFactory,
+  onRejected: RejectionListener | undefined,
+  onAccountAlert: AccountAlertListener | undefined,
+): RateLimits {
   const onlyFailedLogins: Partial<Options> = {
     skipSuccessfulRequests: true,
     // Only a refused login counts (see errorHandler): a 400 for a missing field or a 429 is no password attempt.
     requestWasSuccessful: (_req, res) => res.locals.loginRefused !== true,
+    // Runs after the body parser; without a username there is nothing to count against.
+    skip: (req) => usernameOf(req) === undefined,
   };
   return {
     tokenRoutes: [limiter('token-routes', settings.tokenRoutes, storeFor, onRejected, { keyGenerator: clientAddress })],
+    // Never per username alone: then anyone could lock anyone out, the admin included (contract, "No lockout by strangers").
     passwordFailures: [
-      limiter('password-failures-address', settings.passwordFailures, storeFor, onRejected, {
+      limiter('password-failures-address', settings.passwordAddressFailures, storeFor, onRejected, {
         ...onlyFailedLogins,
         keyGenerator: clientAddress,
       }),
-      limiter('password-failures-username', settings.passwordFailures, storeFor, onRejected, {
+      limiter('password-failures-user-address', settings.passwordFailures, storeFor, onRejected, {
         ...onlyFailedLogins,
-        // Runs after the body parser; without a username there is nothing to count against.
-        skip: (req) => typeof req.body?.username !== 'string',
-        keyGenerator: (req) => `user:${(req.body.username as string).toLowerCase()}`,
+        keyGenerator: (req) => `${clientAddress(req)}|user:${usernameOf(req)}`,
+      }),
+      accountWatch(settings, storeFor, onAccountAlert),
+    ],
+    bearerFailures: [
+      limiter('bearer-failures', settings.bearerFailures, storeFor, onRejected, {
+        keyGenerator: clientAddress,
+        skipSuccessfulRequests: true,
+        requestWasSuccessful: (_req, res) => res.locals.bearerRefused !== true,
+        // The budget of refused tokens is not news to a caller whose token is good: no RateLimit headers
+        // (the key routes' own header stays the one policy they announce); a refusal still has Retry-After.
+        standardHeaders: false,
       }),
     ],
     keyOperations: [
@@ -51,5 +81,41 @@ export function buildRateLimits(settings: RateLimitSettings, storeFor: StoreFact
         keyGenerator: (_req, res) => `principal:${(res.locals.principal as Principal).id}`,
       }),
     ],
+  };
+}
+
+const ACCOUNT_ALERT_DELAY_MS = 1_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The failed logins of each username from every address together. Past LOGIN_ACCOUNT_ALERT of them in
+ * the window, every attempt on that username, right password included, waits a fixed second before
+ * it is judged: a distributed guesser is slowed, and the user is never locked out. The failure that
+ * crosses the threshold is told to `onAlert`, once per window (an atomic count, so once across
+ * instances sharing Redis). A counter store that fails (Redis away) slows nothing and alerts nothing.
+ */
+function accountWatch(settings: RateLimitSettings, storeFor: StoreFactory, onAlert: AccountAlertListener | undefined): RequestHandler {
+  const { windowSeconds } = settings.passwordFailures;
+  const store: Store = storeFor('password-failures-account') ?? new MemoryStore();
+  // As express-rate-limit does for its own stores: a Redis away now fails the init, which is retried at first use.
+  Promise.resolve(store.init?.({ windowMs: windowSeconds * 1000 } as Options)).catch(() => undefined);
+  const threshold = settings.accountAlert;
+
+  async function countFailure(key: string, username: string, req: Request): Promise<void> {
+    const { totalHits } = await store.increment(key);
+    if (totalHits === threshold + 1) await onAlert?.({ username: username.slice(0, MAX_USERNAME_CHARS), failures: totalHits, windowSeconds, req });
+  }
+
+  return async function watchAccount(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const name = usernameOf(req);
+    if (name === undefined) return next();
+    const key = `user:${name}`;
+    const username = req.body.username as string;
+    res.once('finish', () => {
+      if (res.locals.loginRefused === true) countFailure(key, username, req).catch(() => undefined);
+    });
+    const failures = (await Promise.resolve(store.get?.(key)).catch(() => undefined))?.totalHits ?? 0;
+    if (failures > threshold) await sleep(ACCOUNT_ALERT_DELAY_MS);
+    next();
   };
 }

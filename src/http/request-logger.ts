@@ -12,6 +12,8 @@ declare global {
       receivedAt?: bigint;
       /** Set when the request was a refused login, which the failed-login limits count. */
       loginRefused?: boolean;
+      /** Set when a bearer route refused the token, which the per-address limit of refused tokens counts. */
+      bearerRefused?: boolean;
     }
   }
 }

@@ -3,11 +3,35 @@ import { badRequest } from '../shared/errors';
 
 type Location = 'body' | 'query' | 'params';
 
+/** A UTF-16 surrogate without its other half: no UTF-8 text holds it (it would be stored as U+FFFD, a different string). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export const UNSTORABLE_MESSAGE = 'must not contain NUL characters or unpaired surrogates';
+
 /**
- * A string PostgreSQL can store: `text` refuses NUL, and bcrypt would silently end a password
- * there, so NUL is a 400 naming the field rather than a 500 or a weaker password.
+ * Whether a string cannot be stored or compared faithfully: PostgreSQL `text` refuses NUL (a 500
+ * if it got that far), bcrypt would end a password there, and an unpaired surrogate becomes U+FFFD
+ * on its way to UTF-8. Every request string is checked (contract, "Bad input stays 400").
  */
-export const storableString = () => z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+export function hasUnstorableCharacters(text: string): boolean {
+  return text.includes('\u0000') || LONE_SURROGATE.test(text);
+}
+
+/**
+ * The path of the first string in `value` (an object or array from a parser, walked throughout)
+ * that hasUnstorableCharacters, or undefined. Iterative: a 64 KiB JSON body can nest thousands deep.
+ */
+function unstorablePath(value: unknown): (string | number)[] | undefined {
+  const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    if (typeof next.value === 'string') {
+      if (hasUnstorableCharacters(next.value)) return next.path;
+    } else if (next.value !== null && typeof next.value === 'object') {
+      for (const [key, item] of Object.entries(next.value)) pending.push({ value: item, path: [...next.path, Array.isArray(next.value) ? Number(key) : key] });
+    }
+  }
+  return undefined;
+}
 
 /** A 64 KiB body can hold thousands of unknown fields, or one of 64 KiB: the message names a few, each cut short. */
 const NAMED_FIELDS = 10;
@@ -37,9 +61,13 @@ const MESSAGES: z.core.ParseContext<z.core.$ZodIssue> = {
 /**
  * Parses one part of a request with a strict schema. On failure, a 400 whose message names every
  * offending field by its path (`body.roles.0: ...`, `body: unknown field "foo"`), unknown fields up
- * to ten of them (then how many more).
+ * to ten of them (then how many more). A string holding NUL or an unpaired surrogate anywhere is a
+ * 400 naming its field before the schema is consulted.
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, location: Location): z.output<S> {
+  // Before the schema, for every route at once: a NUL or a lone surrogate in any string is a 400 naming the field.
+  const unstorable = unstorablePath(value);
+  if (unstorable) throw badRequest(`${[location, ...unstorable.map(String)].join('.')}: ${UNSTORABLE_MESSAGE}`);
   const result = schema.safeParse(value, MESSAGES);
   if (!result.success) throw badRequest(result.error.issues.map((i) => describe(i, location)).join('; '));
   return result.data;

@@ -39,7 +39,7 @@ export function oauthRouter({ revocation, introspection, authenticator, discover
 
   router
     .route(PATHS.introspection)
-    .post(noStore, limits.tokenRoutes, authenticate(authenticator), jsonOrFormBody, async function introspectToken(req: Request, res: Response) {
+    .post(noStore, limits.tokenRoutes, limits.bearerFailures, authenticate(authenticator), jsonOrFormBody, async function introspectToken(req: Request, res: Response) {
       const { token, token_type_hint: hint } = parseInput(introspectionBody, req.body, 'body');
       res.json(await introspection.introspect(principalOf(res), token, hint));
     })

@@ -1,3 +1,4 @@
+import { hasUnstorableCharacters, UNSTORABLE_MESSAGE } from '../http/validate';
 import { OAuthError } from '../shared/errors';
 
 /**
@@ -14,14 +15,12 @@ export function tokenParametersOf(body: unknown): TokenParameters {
   for (const [name, value] of Object.entries(body)) {
     if (Array.isArray(value)) throw new OAuthError('invalid_request', `Parameter ${shown(name)} was sent more than once`);
     if (typeof value !== 'string') throw new OAuthError('invalid_request', `Parameter ${shown(name)} must be a string`);
-    if (value.includes('\u0000') || LONE_SURROGATE.test(value)) throw new OAuthError('invalid_request', `Parameter ${shown(name)} must not contain NUL characters or unpaired surrogates`);
+    // The same rule as every other route's input (validate.ts), as RFC 6749's invalid_request.
+    if (hasUnstorableCharacters(value)) throw new OAuthError('invalid_request', `Parameter ${shown(name)} ${UNSTORABLE_MESSAGE}`);
     if (value !== '') parameters[name] = value;
   }
   return parameters;
 }
-
-/** No parameter may hold NUL (PostgreSQL text refuses it) or an unpaired UTF-16 surrogate (contract, "Bad input stays 400"). */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** The parameter, or invalid_request naming it. */
 export function required(parameters: TokenParameters, name: string): string {

@@ -8,6 +8,7 @@ export const AUDIT_EVENT_TYPES = [
   'api_key.deleted',
   'token.issued',
   'login.failed',
+  'login.throttled',
   'refresh_token.reused',
   'session.revoked',
   'user.created',

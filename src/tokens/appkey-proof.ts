@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '../crypto/digest';
+import { generateAppkey } from '../api-keys/appkey';
 import type { KeyAppkeys } from '../api-keys/valid-appkeys';
 import { verifyRequestToken, type RequestTokenRules } from './request-token';
 
@@ -27,4 +28,21 @@ export function provedBy(key: KeyAppkeys, credential: KeyCredential): KeyProof |
   const presented = sha256(credential.secret);
   const match = key.appkeys.find((k) => timingSafeEqual(sha256(k.appkey), presented));
   return match && { generation: match.generation, jti: null, jtiExpiresAt: null };
+}
+
+/** An appkey of the usual shape that no one holds: made at start, never stored, never shown. */
+const NOBODYS_APPKEY = generateAppkey();
+
+/**
+ * The work of `provedBy` against a key no credential can prove, for a credential naming an unknown
+ * appname: the same HMAC (request token) or the same digests and comparison (client secret) as for a
+ * known key, so the time of a refusal does not tell whether the appname exists. The outcome is moot:
+ * the caller refuses either way.
+ */
+export function spendProofWork(appname: string, credential: KeyCredential): void {
+  try {
+    provedBy({ id: '', appname, role: null, appkeys: [{ appkey: NOBODYS_APPKEY, generation: 0 }] }, credential);
+  } catch {
+    // A refusal of the token's claims (only reached past a signature no one can make): refused as unknown below anyway.
+  }
 }

@@ -3,7 +3,7 @@ import type { ValidAppkeys } from '../api-keys/valid-appkeys';
 import { LoginRefusedError } from '../shared/errors';
 import type { RequestOrigin } from '../shared/audit-context';
 import type { Role } from '../shared/principals';
-import { provedBy } from './appkey-proof';
+import { provedBy, spendProofWork } from './appkey-proof';
 import { recordingRefusals } from './failed-logins';
 
 /** An API key that authenticated as a client. */
@@ -28,7 +28,10 @@ export class ClientSecrets {
   verify(clientId: string, secret: string, origin: RequestOrigin): Promise<AuthenticatedClient> {
     return recordingRefusals(this.db, origin, () => ({ appname: clientId }), async () => {
       const attempt = await this.appkeys.withValidAppkeys(clientId, async (key) => (provedBy(key, { secret }) ? key : undefined));
-      if (!attempt.found) throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');
+      if (!attempt.found) {
+        spendProofWork(clientId, { secret });
+        throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');
+      }
       if (!attempt.result) throw new LoginRefusedError('Invalid client credentials', 'invalid_client_secret');
       const { id, appname, role } = attempt.result;
       return { id, appname, role };

@@ -2,8 +2,9 @@ import { z } from 'zod';
 
 /**
  * A credential is only required to be there and be a string: any string that is not a valid one,
- * empty or holding NUL included, is a refused credential (401), as the contract has it, not a 400.
- * The one exception is the service's: a password bcrypt cannot check faithfully (over 72 bytes, NUL).
+ * empty included, is a refused credential (401), as the contract has it, not a 400. The exceptions:
+ * a string holding NUL or an unpaired surrogate is no credential at all (400 naming the field, from
+ * parseInput, as everywhere), and a password bcrypt cannot check faithfully (over 72 bytes).
  */
 const credential = z.string();
 

@@ -3,7 +3,7 @@ import type { Database } from '../db/database';
 import { ExpiringMap } from '../cache/expiring-map';
 import { LoginRefusedError } from '../shared/errors';
 import { assertPasswordFitsBcrypt } from './password-rules';
-import { findUserByUsername, type UserRow } from './users.repository';
+import { findUserByUsername, replacePasswordHash, type UserRow } from './users.repository';
 
 /** The one message of every refused password login, whatever the reason. */
 const INVALID_CREDENTIALS = 'Invalid username or password';
@@ -60,11 +60,26 @@ export class Credentials {
       this.forget(username);
       const user = await findUserByUsername(this.db, username);
       const changed = user !== undefined && user.password_hash !== recent.password_hash;
-      return this.acceptOrRefuse(user, changed && (await bcrypt.compare(password, user.password_hash)));
+      return this.atConfiguredCost(this.acceptOrRefuse(user, changed && (await bcrypt.compare(password, user.password_hash))), password);
     }
     // PostgreSQL text cannot hold NUL, so no user has such a name: it is refused like any unknown one.
     const user = username.includes('\u0000') ? undefined : await findUserByUsername(this.db, username);
-    return this.acceptOrRefuse(user, await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash())));
+    return this.atConfiguredCost(this.acceptOrRefuse(user, await bcrypt.compare(password, user?.password_hash ?? (await this.getDummyHash()))), password);
+  }
+
+  /**
+   * A hash made at another cost (BCRYPT_COST changed since) is re-made at BCRYPT_COST now that the
+   * password is known: otherwise a known user's compare would take longer or shorter than the
+   * unknown user's dummy compare, and timing would tell who exists. Only while the database still
+   * holds the hash just checked; the kept login gets the new one.
+   */
+  private async atConfiguredCost(user: UserRow, password: string): Promise<UserRow> {
+    if (bcrypt.getRounds(user.password_hash) === this.bcryptCost) return user;
+    const rehashed = await bcrypt.hash(password, this.bcryptCost);
+    if (!(await replacePasswordHash(this.db, user.id, user.password_hash, rehashed))) return user;
+    const current = { ...user, password_hash: rehashed };
+    this.recentLogins.set(current.username, current);
+    return current;
   }
 
   private acceptOrRefuse(user: UserRow | undefined, passwordMatches: boolean): UserRow {
@@ -75,6 +90,7 @@ export class Credentials {
     return user;
   }
 
+  /** At BCRYPT_COST, as every user's hash is once they have logged in: an unknown user costs what a known one does. */
   private getDummyHash(): Promise<string> {
     this.dummyHash ??= bcrypt.hash('dummy password for unknown users', this.bcryptCost);
     return this.dummyHash;

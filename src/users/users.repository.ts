@@ -57,6 +57,15 @@ export async function updateUserPassword(q: Queryable, username: string, passwor
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Replaces the hash only if it is still the one given: a re-hash at login must not undo a password
+ * changed meanwhile. updated_at is left alone: the password did not change.
+ */
+export async function replacePasswordHash(q: Queryable, userId: string, currentHash: string, newHash: string): Promise<boolean> {
+  const { rowCount } = await q.query('UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2', [userId, currentHash, newHash]);
+  return (rowCount ?? 0) > 0;
+}
+
 export async function updateUserDisabled(q: Queryable, username: string, disabled: boolean): Promise<boolean> {
   const { rowCount } = await q.query('UPDATE users SET disabled = $2, updated_at = now() WHERE username = $1', [
     username,
@@ -73,4 +82,10 @@ export async function deleteUser(q: Queryable, username: string): Promise<boolea
 export async function countUsers(q: Queryable): Promise<number> {
   const { rows } = await q.query<{ count: string }>('SELECT count(*) AS count FROM users');
   return Number(rows[0]!.count);
+}
+
+/** Any user with the admin role, disabled ones included: the bootstrap admin is for a service with none. */
+export async function anyAdminExists(q: Queryable): Promise<boolean> {
+  const { rows } = await q.query<{ exists: boolean }>("SELECT EXISTS (SELECT 1 FROM users WHERE role = 'admin') AS exists");
+  return rows[0]!.exists;
 }

@@ -41,11 +41,14 @@ export class UsersService {
     return present(created);
   }
 
-  /** Creates the admin named by the environment unless a user of that name exists. Never overwrites. */
-  async bootstrapAdmin(username: string, password: string, ctx: AuditContext): Promise<boolean> {
-    const existing = await users.findUserByUsername(this.db, username);
-    if (existing) return false;
-    return (await this.insert(username, await this.hashPassword(password), 'admin', ctx)) !== undefined;
+  /**
+   * Creates the admin named by the environment only while no admin exists at all, so that a deleted
+   * one does not come back at the next start while another admin runs the service. Never overwrites
+   * a user of that name.
+   */
+  async bootstrapAdmin(username: string, password: string, ctx: AuditContext): Promise<'created' | 'admin_exists' | 'name_taken'> {
+    if (await users.anyAdminExists(this.db)) return 'admin_exists';
+    return (await this.insert(username, await this.hashPassword(password), 'admin', ctx)) ? 'created' : 'name_taken';
   }
 
   /** Whether anyone can log in at all: a production start without a terminal warns when not. */
@@ -54,14 +57,21 @@ export class UsersService {
   }
 
   /**
-   * On a service with no users at all, creates `admin` with a generated password and returns it, so
-   * a newcomer can log in at once. Returns undefined when any user exists (or one was just made).
+   * On a service with no users at all, creates `admin` with a generated password, which `deliver`
+   * gets first (a creation it could not deliver would be an admin nobody can log in as). Returns the
+   * username, or undefined when any user exists (or one was just made; `retract` is then told).
    */
-  async createFirstAdmin(ctx: AuditContext): Promise<{ username: string; password: string } | undefined> {
+  async createFirstAdmin(
+    ctx: AuditContext,
+    handOver: { deliver: (password: string) => Promise<void>; retract: () => Promise<void> },
+  ): Promise<string | undefined> {
     if (await this.anyExist()) return undefined;
     const password = randomBytes(18).toString('base64url');
-    const created = await this.insert('admin', await this.hashPassword(password), 'admin', ctx);
-    return created && { username: created.username, password };
+    const hash = await this.hashPassword(password);
+    await handOver.deliver(password);
+    const created = await this.insert('admin', hash, 'admin', ctx);
+    if (!created) await handOver.retract();
+    return created?.username;
   }
 
   async list(): Promise<UserView[]> {

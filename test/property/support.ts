@@ -439,10 +439,13 @@ export const garbageAuthorization = fc.oneof(
 
 const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const validDescription = (v: unknown) => typeof v === 'string' && !v.includes('\u0000') && [...v].length <= 1024;
+/** NUL or an unpaired surrogate: a 400 in any string (contract, "Bad input stays 400"). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const storable = (s: string) => !s.includes('\u0000') && !LONE_SURROGATE.test(s);
+const validDescription = (v: unknown) => typeof v === 'string' && storable(v) && [...v].length <= 1024;
 const validRoles = (v: unknown) => Array.isArray(v) && v.length <= 1 && v.every((r) => typeof r === 'string' && ROLE_NAMES.includes(r));
 
-/** A create config: appname (pattern), optional description (≤ 1024, no NUL), roles (≤ 1 known), nothing else. */
+/** A create config: appname (pattern), optional description (≤ 1024, no NUL or unpaired surrogate), roles (≤ 1 known), nothing else. */
 export function isValidCreateBody(v: unknown): boolean {
   if (!isObject(v)) return false;
   if (Object.keys(v).some((k) => !['appname', 'description', 'roles'].includes(k))) return false;
@@ -505,4 +508,4 @@ export const badRoles = fc.oneof(
 );
 
 export const goodRoles = fc.constantFrom<string[]>([], ['viewer'], ['editor'], ['admin']);
-export const goodDescription = fc.string({ unit: 'binary', maxLength: 40 }).filter((s) => !s.includes('\u0000'));
+export const goodDescription = fc.string({ unit: 'binary', maxLength: 40 }).filter(storable);

@@ -45,13 +45,22 @@ type Route = typeof API_KEY_TOKEN | typeof PASSWORD_TOKEN | typeof REFRESH_TOKEN
 
 const isString = (v: unknown): v is string => typeof v === 'string';
 
+/** A NUL or an unpaired surrogate in any string of `v`, keys aside: a 400 on every route (contract, "Bad input stays 400"). */
+function holdsUnstorableString(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v);
+  if (v !== null && typeof v === 'object') return Object.values(v).some(holdsUnstorableString);
+  return false;
+}
+
 /**
  * The contract's body rules per token route: which fields, required or not, each a string; any string
- * is a credential to judge (401), except a password bcrypt cannot check (NUL, over 72 bytes: 400).
- * Valid bodies here still carry wrong credentials.
+ * is a credential to judge (401), except one that holds NUL or an unpaired surrogate (no credential
+ * at all) and a password bcrypt cannot check (over 72 bytes): 400. Valid bodies here still carry
+ * wrong credentials.
  */
 function isValidTokenBody(route: Route, v: unknown): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  if (holdsUnstorableString(v)) return false;
   const body = v as Record<string, unknown>;
   const keys = Object.keys(body);
   const only = (allowed: string[]) => keys.every((k) => allowed.includes(k));
@@ -61,7 +70,6 @@ function isValidTokenBody(route: Route, v: unknown): boolean {
       only(['username', 'password', 'grant_type']) &&
       isString(body.username) &&
       isString(body.password) &&
-      !body.password.includes('\u0000') &&
       Buffer.byteLength(body.password) <= 72 &&
       (!keys.includes('grant_type') || body.grant_type === 'password')
     );
@@ -195,7 +203,8 @@ describe('property: token routes', () => {
         fc.asyncProperty(routeArb, request, fc.boolean(), async (route, r, chunked) => {
           let expected = r.status;
           if (expected === undefined) {
-            const body = r.body ?? '';
+            // As the service receives it: sent as UTF-8, a raw unpaired surrogate in the text arrives as U+FFFD.
+            const body = Buffer.from(r.body ?? '', 'utf8').toString('utf8');
             const parsed = r.type === FORM ? formFields(body) : parseJsonBody(body);
             expected = Buffer.byteLength(body) > BODY_LIMIT ? 413 : isValidTokenBody(route, parsed) ? 401 : 400;
           }

@@ -6,7 +6,7 @@ import type { RequestOrigin } from '../../shared/audit-context';
 import { scopesOf, scopeWithin } from '../../shared/principals';
 import { recordingRefusals } from '../failed-logins';
 import { claimedAppname, type RequestTokenRules } from '../request-token';
-import { provedBy, type KeyCredential } from '../appkey-proof';
+import { provedBy, spendProofWork, type KeyCredential } from '../appkey-proof';
 import type { TokenIssuer } from '../token-issuer';
 import type { OAuthTokenResponse } from '../tokens.responses';
 
@@ -49,7 +49,10 @@ export class ApiKeyGrant {
       if (claimed === null) throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');
       const attempt = await this.appkeys.withValidAppkeys(claimed, (key) => this.open(key, credential, origin, request));
       const refused = 'requestToken' in credential ? 'Invalid request token' : 'Invalid client credentials';
-      if (!attempt.found) throw new LoginRefusedError(refused, 'unknown_api_key');
+      if (!attempt.found) {
+        spendProofWork(claimed, credential);
+        throw new LoginRefusedError(refused, 'unknown_api_key');
+      }
       // Not proved by any of the key's valid appkeys, or the key changed (deleted, regenerated) meanwhile.
       if (attempt.result === undefined) throw new LoginRefusedError(refused, 'requestToken' in credential ? 'invalid_request_token' : 'invalid_client_secret');
       return attempt.result;

@@ -57,7 +57,6 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
     it.each([
       ['the password is empty', (u: TestUser) => ({ username: u.username, password: '' })],
       ['the username is empty', (u: TestUser) => ({ username: '', password: u.password })],
-      ['the username holds a NUL character', (u: TestUser) => ({ username: `${u.username}\u0000`, password: u.password })],
     ])('when %s, then 401 like any wrong credential, and the failure is recorded', async (_label, body) => {
       const res = await loginForm(body(user));
       const { rows } = await t.db.query<{ username: string }>(
@@ -66,7 +65,18 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
       );
 
       expectError(res, 401, 'Unauthorized');
-      expect(rows).toEqual([{ username: body(user).username.replace('\u0000', '\uFFFD') }]);
+      expect(rows).toEqual([{ username: body(user).username }]);
+    });
+
+    it.each([
+      ['a NUL character', '\u0000'],
+      ['an unpaired surrogate', '\ud800'],
+    ])('when the username holds %s, then 400 naming the field: no user can be named so, and nothing is recorded', async (_label, bad) => {
+      const res = await t.http().post('/api/auth/bearer/token').send({ username: `${user.username}${bad}`, password: user.password });
+      const { rows } = await t.db.query('SELECT 1 FROM audit_events WHERE request_id = $1', [res.headers['x-request-id']]);
+
+      expectError(res, 400, 'BadRequest', /body\.username/);
+      expect(rows).toEqual([]);
     });
 
     it('when the user is disabled, then 401 even with the right password', async () => {
@@ -132,7 +142,7 @@ describe('POST /api/auth/bearer/token (token via user credentials)', () => {
 
     it('when the password is over 72 bytes, then 400 rather than a silently truncated check', async () => {
       // A truncating bcrypt would accept password + one more byte, since only the first 72 bytes count.
-      const longPassword = 'é'.repeat(36); // 72 bytes in UTF-8
+      const longPassword = `${'é'.repeat(35)}ab`; // 72 bytes in UTF-8
       const longUser = { username: `long-${Date.now()}`, password: longPassword };
       await t.services.users.add(longUser.username, longUser.password, 'viewer', CLI_CONTEXT);
 

@@ -60,3 +60,56 @@ describe('rate-limit counters in Redis: two instances, one budget', () => {
     expect(sixth.headers.get('ratelimit')).toMatch(/^"token-routes"; r=0; t=\d+$/);
   });
 });
+
+describe('the account alert in Redis: two instances, one count per username', () => {
+  const servers: ServerProcess[] = [];
+  let available = false;
+
+  beforeAll(async () => {
+    available = await redisReachable();
+    if (!available && process.env.CI) throw new Error(`Redis is not reachable at ${REDIS_URL}`);
+    if (!available) return;
+    const env = {
+      REDIS_URL,
+      RATE_LIMIT_REDIS_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+      RATE_LIMIT_ENABLED: 'true',
+      RATE_LIMIT_PASSWORD_FAILURES: '100',
+      RATE_LIMIT_PASSWORD_ADDRESS_FAILURES: '100',
+      LOGIN_ACCOUNT_ALERT: '3',
+    };
+    // A database each, as above: only Redis is shared, and the count lives there.
+    servers.push(await startServerProcess(env), await startServerProcess(env));
+  }, 60_000);
+  afterAll(() => Promise.all(servers.map((s) => s.cleanup())));
+
+  const login = (server: ServerProcess, username: string) =>
+    fetch(`${server.baseUrl}/api/auth/bearer/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username, password: 'not-the-password' }).toString(),
+    });
+
+  it('when failures for one username alternate between instances past the threshold, then one alert is raised in all, and both slow the next attempt', async () => {
+    if (!available) {
+      console.warn(`skipped: Redis is not reachable at ${REDIS_URL}`);
+      return;
+    }
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const username = `target-${randomBytes(4).toString('hex')}`;
+    const statuses: number[] = [];
+    for (const server of [a, b, a, b]) statuses.push((await login(server, username)).status);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const timings: number[] = [];
+    for (const server of [a, b]) {
+      const started = Date.now();
+      statuses.push((await login(server, username)).status);
+      timings.push(Date.now() - started);
+    }
+    const warnings = [a, b].map((server) => server.output().split('many failed logins for one username').length - 1);
+
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 401]);
+    expect(warnings[0]! + warnings[1]!).toBe(1);
+    expect(Math.min(...timings)).toBeGreaterThanOrEqual(950);
+  });
+});
