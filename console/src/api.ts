@@ -9,7 +9,8 @@ export interface ApiKey {
   appname: string;
   description: string;
   roles: Role[];
-  last_login: string | null;
+  /** Unix time in seconds. */
+  last_login: number | null;
   last_ip: string | null;
 }
 

@@ -165,7 +165,7 @@ export function AuditPage() {
         </div>
       ) : (
         <div class="table-wrap" aria-busy={state === 'loading'}>
-          <table class="table">
+          <table class="table table-cards">
             <thead>
               <tr>
                 <th scope="col">Time</th>
@@ -179,14 +179,14 @@ export function AuditPage() {
             <tbody>
               {events.map((event) => (
                 <tr key={event.id}>
-                  <td class="nowrap">{localDateTime(event.occurred_at)}</td>
-                  <td>
+                  <th scope="row" class="nowrap">{localDateTime(event.occurred_at)}</th>
+                  <td data-label="Type">
                     <span class="event-type">{event.type}</span>
                   </td>
-                  <td class="mono">{event.actor}</td>
-                  <td class="mono">{event.appname ?? <span class="muted">—</span>}</td>
-                  <td class="mono">{event.username ?? <span class="muted">—</span>}</td>
-                  <td class="mono">{event.client_address ?? <span class="muted">—</span>}</td>
+                  <td class="mono" data-label="Actor">{event.actor}</td>
+                  <td class="mono" data-label="Appname">{event.appname ?? <span class="muted">—</span>}</td>
+                  <td class="mono" data-label="Username">{event.username ?? <span class="muted">—</span>}</td>
+                  <td class="mono" data-label="Client address">{event.client_address ?? <span class="muted">—</span>}</td>
                 </tr>
               ))}
             </tbody>

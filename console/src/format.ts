@@ -4,9 +4,9 @@ export const APPNAME_RULE = '1 to 64 characters of a-z 0-9 . _ -, starting with 
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
-/** An ISO instant as a local date and time; null is "never". */
-export function localDateTime(iso: string | null): string {
-  return iso === null ? 'never' : dateTime.format(new Date(iso));
+/** An instant (ISO 8601, or Unix seconds as last_login is) as a local date and time. */
+export function localDateTime(instant: string | number): string {
+  return dateTime.format(typeof instant === 'number' ? new Date(instant * 1000) : new Date(instant));
 }
 
 /** What is wrong with an appname as typed, or undefined. */

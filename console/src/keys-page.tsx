@@ -111,7 +111,7 @@ export function KeysPage(props: { user: User }) {
         </div>
       ) : (
         <div class="table-wrap" aria-busy={state === 'loading'}>
-          <table class="table">
+          <table class="table table-cards">
             <thead>
               <tr>
                 <th scope="col">Appname</th>
@@ -206,12 +206,12 @@ function KeyRow(props: { apiKey: ApiKey; writer: boolean; manageable: boolean; o
       <th scope="row" class="mono appname">
         {key.appname}
       </th>
-      <td class="description">{key.description || <span class="muted">—</span>}</td>
-      <td>
+      <td class="description" data-label="Description">{key.description || <span class="muted">—</span>}</td>
+      <td data-label="Role">
         <span class={`role role-${key.roles[0] ?? 'none'}`}>{key.roles[0] ?? 'none'}</span>
       </td>
-      <td class="nowrap">{key.last_login ? localDateTime(key.last_login) : <span class="muted">never</span>}</td>
-      <td class="mono">{key.last_ip ?? <span class="muted">—</span>}</td>
+      <td class="nowrap" data-label="Last login">{key.last_login !== null ? localDateTime(key.last_login) : <span class="muted">never</span>}</td>
+      <td class="mono" data-label="Last IP">{key.last_ip ?? <span class="muted">—</span>}</td>
       {props.writer && (
         <td class="actions">
           <div class="action-buttons">

@@ -123,7 +123,10 @@ export async function signOut(): Promise<void> {
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ token: current.refresh, token_type_hint: 'refresh_token' }),
     cache: 'no-store',
-  }).catch(() => undefined);
+  })
+    .then((res) => res.arrayBuffer())
+    // Signed out here whatever the answer: the tokens are already forgotten.
+    .catch(() => undefined);
 }
 
 /**

@@ -27,7 +27,7 @@ export function SignIn(props: { notice?: string; onSignedIn: (user: User) => voi
     <main class="signin">
       <form class="signin-card" onSubmit={submit} aria-labelledby="signin-title">
         <h1 id="signin-title">API key console</h1>
-        <p class="muted">Sign in with your service account.</p>
+        <p class="muted">Sign in to manage API keys.</p>
         {props.notice && !error && (
           <p class="notice" role="status">
             {props.notice}
