@@ -108,7 +108,6 @@ export function AuditPage() {
           <input
             id={id}
             type="datetime-local"
-            step={1}
             aria-describedby={describedBy}
             aria-invalid={fieldErrors[name] ? true : undefined}
             value={filters[name]}
@@ -179,7 +178,7 @@ export function AuditPage() {
             <tbody>
               {events.map((event) => (
                 <tr key={event.id}>
-                  <th scope="row" class="nowrap">{localDateTime(event.occurred_at)}</th>
+                  <th scope="row" class="nowrap time">{localDateTime(event.occurred_at)}</th>
                   <td data-label="Type">
                     <span class="event-type">{event.type}</span>
                   </td>

@@ -4,7 +4,7 @@ import { ApiError, SessionEnded, errorOf, type Role } from './api';
 
 /** The OAuth client the console's tokens are issued to (a public client: no secret). */
 const CLIENT_ID = 'console';
-/** Renew this long before the access token expires, at most a fifth of its life. */
+/** Renew this long before the access token expires, at most a third of its life. */
 const RENEW_AHEAD_SECONDS = 30;
 
 export interface User {
@@ -15,8 +15,8 @@ export interface User {
 interface Tokens {
   access: string;
   refresh: string;
-  /** Epoch milliseconds. */
-  expiresAt: number;
+  /** Epoch milliseconds from which a call renews the tokens first (the timer may fire late in a background tab). */
+  renewAt: number;
 }
 
 interface TokenResponse {
@@ -61,10 +61,10 @@ function tokenRequest(fields: Record<string, string>): Promise<Response> {
 
 function keep(response: TokenResponse): void {
   if (!response.refresh_token) throw new Error('the token response carries no refresh token');
-  tokens = { access: response.access_token, refresh: response.refresh_token, expiresAt: Date.now() + response.expires_in * 1000 };
+  const renewIn = (response.expires_in - Math.min(RENEW_AHEAD_SECONDS, response.expires_in / 3)) * 1000;
+  tokens = { access: response.access_token, refresh: response.refresh_token, renewAt: Date.now() + renewIn };
   clearTimeout(renewTimer);
-  const ahead = Math.min(RENEW_AHEAD_SECONDS, response.expires_in / 5);
-  renewTimer = setTimeout(() => void renew().catch(() => undefined), (response.expires_in - ahead) * 1000);
+  renewTimer = setTimeout(() => void renew().catch(() => undefined), renewIn);
 }
 
 function forget(): void {
@@ -135,7 +135,7 @@ export async function signOut(): Promise<void> {
  */
 export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   if (!tokens) throw new SessionEnded();
-  if (Date.now() >= tokens.expiresAt - 2000) await renew();
+  if (Date.now() >= tokens.renewAt) await renew();
   const access = tokens.access;
   const res = await fetch(path, {
     method,
