@@ -25,6 +25,7 @@ const FLOORS = [
   'audit-events',
   'health',
   'openapi',
+  'console', // serves the built admin console (its source is console/, outside src/)
   'cli', // the top: the command line may use the app files too
 ];
 const APP_FILES = ['app', 'services', 'runtime', 'maintenance', 'server', 'main'];

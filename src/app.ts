@@ -20,9 +20,10 @@ import { openApiRouter } from './openapi/openapi.router';
 import { requestMetrics } from './metrics/request-metrics';
 import type { Metrics } from './metrics/metrics';
 import { metricsRouter } from './metrics/metrics.router';
+import { consoleRouter } from './console/console.router';
 
 export interface AppDeps {
-  config: Pick<Config, 'trustProxy' | 'issuer' | 'metrics'>;
+  config: Pick<Config, 'trustProxy' | 'issuer' | 'metrics' | 'console'>;
   logger: Logger;
   services: Services;
   /** From loadRateLimits: the configured limits, or pass-through when they are off. */
@@ -73,6 +74,8 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   app.use(healthRouter(services.db, redisUp));
   app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
   if (metricsHere) app.use(metricsRouter(metrics));
+  // Off, /console/ is left to the 404 below like any unknown path.
+  if (config.console.enabled) app.use(PATHS.console, consoleRouter(config.console, logger));
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { join } from 'node:path';
 import { z } from 'zod';
 
 const wholeSeconds = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -101,6 +102,8 @@ const envSchema = z
     METRICS_ENABLED: z.enum(['true', 'false']).default('false'),
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+    CONSOLE_ENABLED: z.enum(['true', 'false']).default('true'),
+    CONSOLE_DIR: z.string().min(1).optional(),
   });
 
 /**
@@ -181,6 +184,18 @@ export interface Config {
   readonly shutdownTimeoutSeconds: number;
   readonly rateLimits: RateLimitSettings;
   readonly metrics: MetricsSettings;
+  readonly console: ConsoleSettings;
+}
+
+export interface ConsoleSettings {
+  /** Whether /console/ is served at all (CONSOLE_ENABLED); off, every path under it is 404. */
+  readonly enabled: boolean;
+  /**
+   * The built console (index.html and assets/), as `npm run build` writes it: dist/console, beside
+   * the compiled server, unless CONSOLE_DIR says otherwise (tests, and `npm run dev`, run from src/,
+   * where nothing is built).
+   */
+  readonly dir: string;
 }
 
 export interface MetricsSettings {
@@ -277,5 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisPrefix: e.RATE_LIMIT_REDIS_PREFIX,
     }),
     metrics: Object.freeze({ enabled: e.METRICS_ENABLED === 'true', port: e.METRICS_PORT, host: e.METRICS_HOST }),
+    // Beside this file once compiled: dist/config.js and dist/console/.
+    console: Object.freeze({ enabled: e.CONSOLE_ENABLED === 'true', dir: e.CONSOLE_DIR ?? join(__dirname, 'console') }),
   });
 }

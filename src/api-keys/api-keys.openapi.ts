@@ -30,6 +30,8 @@ function listQueryParameters() {
   return parametersOf(listApiKeysQuery, 'query', {
     limit: 'Page size, 1 to 1000; 1000 when omitted.',
     after: 'Return only keys whose appname sorts strictly after this one (byte order).',
+    prefix:
+      'Return only keys whose appname starts with this (1 to 64 characters of a-z 0-9 . _ -, each literal: no wildcards). Combines with limit and after, which page through the filtered list.',
   });
 }
 

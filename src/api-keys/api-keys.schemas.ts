@@ -40,11 +40,26 @@ const limit = z
   .transform(Number)
   .pipe(z.number().min(1, 'must be a whole number from 1 to 1000').max(1000, 'must be a whole number from 1 to 1000'));
 
+const PREFIX_RULE = 'must be 1 to 64 characters of a-z 0-9 . _ -';
+
+/**
+ * The start of an appname: its characters, but any of them first. The lengths abort, so a prefix
+ * too short or too long gets one message, not two; they are also what OpenAPI publishes as
+ * minLength and maxLength. Only ASCII passes, which listApiKeys relies on.
+ */
+const prefix = z
+  .string()
+  .min(1, { error: PREFIX_RULE, abort: true })
+  .max(64, { error: PREFIX_RULE, abort: true })
+  .regex(/^[a-z0-9._-]+$/, PREFIX_RULE);
+
 export const listApiKeysQuery = z.strictObject({
   /** Page size, 1 to 1000. */
   limit: limit.default(1000),
   /** Return only keys whose appname sorts strictly after this one. */
   after: appname.optional(),
+  /** Return only keys whose appname starts with this; `_` and `.` are themselves, not wildcards. */
+  prefix: prefix.optional(),
 });
 
 const MAX_GRACE_SECONDS = 604_800;

@@ -17,6 +17,7 @@ export const PATHS = {
   health: '/healthz',
   readiness: '/readyz',
   metrics: '/metrics',
+  console: '/console',
 } as const;
 
 /** The routes that issue tokens. */

@@ -212,12 +212,12 @@ describe('property: API key routes', () => {
   );
 
   it(
-    'when the list gets any query string, then 200 with at most limit records for a valid query (limit 1-1000, after an appname, nothing else) and 400 otherwise',
+    'when the list gets any query string, then 200 with at most limit records for a valid query (limit 1-1000, after an appname, prefix 1-64 of a-z 0-9 . _ -, nothing else) and 400 otherwise',
     async () => {
-      const name = fc.oneof(fc.constantFrom('limit', 'after', 'LIMIT', 'limit[]', 'offset', 'page', '', '%6Cimit'), anyKey.map(encodeURIComponent));
+      const name = fc.oneof(fc.constantFrom('limit', 'after', 'prefix', 'LIMIT', 'limit[]', 'prefix[]', 'offset', 'page', '', '%6Cimit'), anyKey.map(encodeURIComponent));
       const value = fc.oneof(
         fc.integer({ min: -5, max: 1100 }).map(String),
-        fc.constantFrom('', '0', '1', '1000', '1001', '0100', '1e2', '+5', '%205', '5%20', '5.0', '0x10', '99999', '%31', '%00', '%', '%E0%A4%A', 'abc', 'a.b'),
+        fc.constantFrom('', '0', '1', '1000', '1001', '0100', '1e2', '+5', '%205', '5%20', '5.0', '0x10', '99999', '%31', '%00', '%', '%E0%A4%A', 'abc', 'a.b', '_', 'a_', '.', '-', 'A'),
         fc.stringMatching(APPNAME),
         fc.string({ unit: 'binary', maxLength: 20 }).map(encodeURIComponent),
         fc.constant('a'.repeat(2000)),
@@ -232,8 +232,10 @@ describe('property: API key routes', () => {
           const keys = Object.keys(parsed);
           const limit = parsed.limit;
           const after = parsed.after;
+          const prefix = parsed.prefix;
           const valid =
-            keys.every((k) => k === 'limit' || k === 'after') &&
+            keys.every((k) => k === 'limit' || k === 'after' || k === 'prefix') &&
+            (prefix === undefined || (typeof prefix === 'string' && /^[a-z0-9._-]{1,64}$/.test(prefix))) &&
             (limit === undefined || (typeof limit === 'string' && /^\d{1,4}$/.test(limit) && Number(limit) >= 1 && Number(limit) <= 1000)) &&
             (after === undefined || (typeof after === 'string' && APPNAME.test(after)));
 
@@ -244,6 +246,7 @@ describe('property: API key routes', () => {
             expect(body.meta).toEqual({ code: 200, count: body.data.length });
             expect(body.data.length).toBeLessThanOrEqual(limit === undefined ? 1000 : Number(limit));
             if (typeof after === 'string') for (const k of body.data) expect(Buffer.compare(Buffer.from(k.appname), Buffer.from(after))).toBe(1);
+            if (typeof prefix === 'string') for (const k of body.data) expect(k.appname.startsWith(prefix)).toBe(true);
           }
         }),
         runs(200),

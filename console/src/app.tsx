@@ -1,0 +1,112 @@
+import { useEffect, useState } from 'preact/hooks';
+import { AuditPage } from './audit-page';
+import { KeysPage } from './keys-page';
+import { SignIn } from './sign-in';
+import { signOut, whenSessionEnds, type User } from './session';
+
+const BASE = '/console/';
+const AUDIT = '/console/audit';
+
+type Route = 'keys' | 'audit';
+const routeOf = (path: string): Route => (path.replace(/\/+$/, '') === AUDIT ? 'audit' : 'keys');
+
+/** Client-side routes under /console/: the service answers every one of them with this page. */
+function useRoute(): [Route, (to: Route) => void] {
+  const [route, setRoute] = useState<Route>(routeOf(location.pathname));
+  useEffect(() => {
+    const back = () => setRoute(routeOf(location.pathname));
+    addEventListener('popstate', back);
+    return () => removeEventListener('popstate', back);
+  }, []);
+  const go = (to: Route) => {
+    const path = to === 'audit' ? AUDIT : BASE;
+    if (location.pathname !== path) history.pushState(null, '', path);
+    setRoute(to);
+  };
+  return [route, go];
+}
+
+export function App() {
+  const [user, setUser] = useState<User>();
+  const [notice, setNotice] = useState<string>();
+  const [route, go] = useRoute();
+
+  useEffect(() => {
+    whenSessionEnds((message) => {
+      setUser(undefined);
+      setNotice(message);
+    });
+  }, []);
+
+  useEffect(() => {
+    document.title = !user ? 'Sign in · API key console' : route === 'audit' ? 'Audit log · API key console' : 'API keys · API key console';
+  }, [user, route]);
+
+  if (!user) {
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(signedIn) => {
+          setNotice(undefined);
+          setUser(signedIn);
+        }}
+      />
+    );
+  }
+
+  const admin = user.role === 'admin';
+  const link = (to: Route, label: string) => (
+    <a
+      href={to === 'audit' ? AUDIT : BASE}
+      class={route === to ? 'nav-link nav-link-current' : 'nav-link'}
+      aria-current={route === to ? 'page' : undefined}
+      onClick={(event) => {
+        if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+        event.preventDefault();
+        go(to);
+      }}
+    >
+      {label}
+    </a>
+  );
+
+  return (
+    <div class="shell">
+      <header class="topbar">
+        <span class="brand">API key console</span>
+        <nav class="nav" aria-label="Main">
+          {link('keys', 'API keys')}
+          {admin && link('audit', 'Audit log')}
+        </nav>
+        <div class="account">
+          <span class="who">
+            <span class="mono">{user.username}</span> <span class={`role role-${user.role ?? 'none'}`}>{user.role ?? 'no role'}</span>
+          </span>
+          <button
+            type="button"
+            class="button button-small"
+            onClick={async () => {
+              // Revoked first, so the refresh token is dead by the time the sign-in screen shows.
+              await signOut();
+              setUser(undefined);
+              setNotice('You signed out.');
+            }}
+          >
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main class="content">
+        {route === 'audit' && !admin ? (
+          <p class="banner banner-error" role="alert">
+            The audit log is shown to admins only.
+          </p>
+        ) : route === 'audit' ? (
+          <AuditPage />
+        ) : (
+          <KeysPage user={user} />
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,2 @@
+// esbuild bundles the stylesheet the entry imports into the hashed app-*.css.
+declare module '*.css';

@@ -1,0 +1,239 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, SessionEnded, describe, queryString, type ApiKey } from './api';
+import { CreateKeyDialog, DeleteKeyDialog, EditKeyDialog, NewAppkeyDialog, RegenerateKeyDialog, type KeyWithSecret } from './key-dialogs';
+import { localDateTime } from './format';
+import { call, type User } from './session';
+
+const PAGE_SIZE = 50;
+
+type Open =
+  | { kind: 'create' }
+  | { kind: 'edit' | 'regenerate' | 'delete'; key: ApiKey }
+  | { kind: 'secret'; key: KeyWithSecret; regenerated: boolean }
+  | undefined;
+
+const canWrite = (user: User) => user.role === 'editor' || user.role === 'admin';
+/** Editors manage keys up to editor; the API decides all the same. */
+const canManage = (user: User, key: ApiKey) => user.role === 'admin' || (user.role === 'editor' && key.roles[0] !== 'admin');
+
+export function KeysPage(props: { user: User }) {
+  const { user } = props;
+  const [keys, setKeys] = useState<ApiKey[]>([]);
+  const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
+  const [error, setError] = useState<string>();
+  const [filter, setFilter] = useState('');
+  const [filterError, setFilterError] = useState<string>();
+  const [hasMore, setHasMore] = useState(false);
+  const [loadingMore, setLoadingMore] = useState(false);
+  const [open, setOpen] = useState<Open>();
+  const [notice, setNotice] = useState<string>();
+  const latest = useRef(0);
+
+  /** Loads a page: the first (replacing the list) or the one after `after`. Answers to older requests are dropped. */
+  const load = async (prefix: string, after?: string) => {
+    const request = ++latest.current;
+    if (after) setLoadingMore(true);
+    else setState('loading');
+    try {
+      const page = await call<{ data: ApiKey[] }>('GET', `/api/v1/api-keys${queryString({ limit: PAGE_SIZE, after, prefix })}`);
+      if (request !== latest.current) return;
+      setKeys((current) => (after ? [...current, ...page.data] : page.data));
+      setHasMore(page.data.length === PAGE_SIZE);
+      setFilterError(undefined);
+      setError(undefined);
+      setState('ready');
+    } catch (err) {
+      if (request !== latest.current || err instanceof SessionEnded) return;
+      if (err instanceof ApiError && err.status === 400 && err.field === 'prefix') {
+        setFilterError(err.message);
+        setKeys([]);
+        setHasMore(false);
+        setState('ready');
+      } else {
+        setError(describe(err));
+        if (!after) setState('error');
+      }
+    } finally {
+      if (request === latest.current) setLoadingMore(false);
+    }
+  };
+
+  useEffect(() => {
+    const timer = setTimeout(() => void load(filter.trim()), filter ? 250 : 0);
+    return () => clearTimeout(timer);
+  }, [filter]);
+
+  const replace = (key: ApiKey) => setKeys((current) => current.map((k) => (k.appname === key.appname ? { ...key } : k)));
+  const writer = canWrite(user);
+
+  return (
+    <section class="page" aria-labelledby="keys-title">
+      <div class="page-head">
+        <h1 id="keys-title">API keys</h1>
+        {writer && (
+          <button type="button" class="button button-primary" onClick={() => setOpen({ kind: 'create' })}>
+            Create key
+          </button>
+        )}
+      </div>
+      <div class="toolbar">
+        <div class={filterError ? 'field field-invalid filter' : 'field filter'}>
+          <label for="keys-filter">Filter by appname</label>
+          <input
+            id="keys-filter"
+            type="search"
+            placeholder="Appname starts with…"
+            autocomplete="off"
+            spellcheck={false}
+            aria-describedby={filterError ? 'keys-filter-error' : undefined}
+            aria-invalid={filterError ? true : undefined}
+            value={filter}
+            onInput={(e) => setFilter(e.currentTarget.value)}
+          />
+          {filterError && (
+            <p id="keys-filter-error" class="field-error">
+              {filterError}
+            </p>
+          )}
+        </div>
+      </div>
+      {notice && (
+        <p class="banner banner-success" role="status">
+          {notice}
+        </p>
+      )}
+      {state === 'error' ? (
+        <div class="banner banner-error" role="alert">
+          <span>{error}</span>
+          <button type="button" class="button" onClick={() => void load(filter.trim())}>
+            Try again
+          </button>
+        </div>
+      ) : (
+        <div class="table-wrap" aria-busy={state === 'loading'}>
+          <table class="table table-cards">
+            <thead>
+              <tr>
+                <th scope="col">Appname</th>
+                <th scope="col">Description</th>
+                <th scope="col">Role</th>
+                <th scope="col">Last login</th>
+                <th scope="col">Last IP</th>
+                {writer && <td class="actions-head" />}
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((key) => (
+                <KeyRow key={key.appname} apiKey={key} writer={writer} manageable={canManage(user, key)} onOpen={(kind) => setOpen({ kind, key })} />
+              ))}
+            </tbody>
+          </table>
+          {state === 'loading' && <p class="table-state">Loading keys…</p>}
+          {state === 'ready' && keys.length === 0 && !filterError && (
+            <p class="table-state">{filter.trim() ? `No key's appname starts with “${filter.trim()}”.` : writer ? 'No keys yet. Create the first one.' : 'No keys yet.'}</p>
+          )}
+        </div>
+      )}
+      {error && state !== 'error' && (
+        <p class="banner banner-error" role="alert">
+          {error}
+        </p>
+      )}
+      {hasMore && state === 'ready' && (
+        <div class="more">
+          <button type="button" class="button" disabled={loadingMore} aria-busy={loadingMore} onClick={() => void load(filter.trim(), keys[keys.length - 1]?.appname)}>
+            Load more
+          </button>
+        </div>
+      )}
+
+      {open?.kind === 'create' && (
+        <CreateKeyDialog
+          user={user}
+          onClose={() => setOpen(undefined)}
+          onCreated={(key) => {
+            setOpen({ kind: 'secret', key, regenerated: false });
+            setNotice(`Key ${key.appname} created.`);
+            void load(filter.trim());
+          }}
+        />
+      )}
+      {open?.kind === 'edit' && (
+        <EditKeyDialog
+          user={user}
+          apiKey={open.key}
+          onClose={() => setOpen(undefined)}
+          onSaved={(key) => {
+            replace(key);
+            setOpen(undefined);
+            setNotice(`Key ${key.appname} saved.`);
+          }}
+        />
+      )}
+      {open?.kind === 'regenerate' && (
+        <RegenerateKeyDialog
+          apiKey={open.key}
+          onClose={() => setOpen(undefined)}
+          onRegenerated={(key) => {
+            const { appkey: _secret, ...record } = key;
+            replace(record);
+            setOpen({ kind: 'secret', key, regenerated: true });
+            setNotice(`Key ${key.appname} has a new appkey.`);
+          }}
+        />
+      )}
+      {open?.kind === 'delete' && (
+        <DeleteKeyDialog
+          apiKey={open.key}
+          onClose={() => setOpen(undefined)}
+          onDeleted={() => {
+            setKeys((current) => current.filter((k) => k.appname !== open.key.appname));
+            setOpen(undefined);
+            setNotice(`Key ${open.key.appname} deleted.`);
+          }}
+        />
+      )}
+      {open?.kind === 'secret' && <NewAppkeyDialog apiKey={open.key} regenerated={open.regenerated} onClose={() => setOpen(undefined)} />}
+    </section>
+  );
+}
+
+function KeyRow(props: { apiKey: ApiKey; writer: boolean; manageable: boolean; onOpen: (kind: 'edit' | 'regenerate' | 'delete') => void }) {
+  const { apiKey: key } = props;
+  const reasonId = `reason-${key.appname}`;
+  return (
+    <tr>
+      <th scope="row" class="mono appname">
+        {key.appname}
+      </th>
+      <td class="description" data-label="Description">{key.description || <span class="muted">—</span>}</td>
+      <td data-label="Role">
+        <span class={`role role-${key.roles[0] ?? 'none'}`}>{key.roles[0] ?? 'none'}</span>
+      </td>
+      <td class="nowrap" data-label="Last login">{key.last_login !== null ? localDateTime(key.last_login) : <span class="muted">never</span>}</td>
+      <td class="mono" data-label="Last IP">{key.last_ip ?? <span class="muted">—</span>}</td>
+      {props.writer && (
+        <td class="actions">
+          <div class="action-buttons">
+            {(['edit', 'regenerate', 'delete'] as const).map((kind) => (
+              <button
+                type="button"
+                class={kind === 'delete' ? 'button button-small button-danger-quiet' : 'button button-small'}
+                disabled={!props.manageable}
+                aria-describedby={props.manageable ? undefined : reasonId}
+                onClick={() => props.onOpen(kind)}
+              >
+                {kind === 'edit' ? 'Edit' : kind === 'regenerate' ? 'Regenerate' : 'Delete'}
+              </button>
+            ))}
+          </div>
+          {!props.manageable && (
+            <p id={reasonId} class="reason">
+              Only admins can change admin keys.
+            </p>
+          )}
+        </td>
+      )}
+    </tr>
+  );
+}

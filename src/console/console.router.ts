@@ -1,0 +1,59 @@
+import { Router, type Request, type Response } from 'express';
+import type { ConsoleSettings } from '../config';
+import type { Logger } from '../logger';
+import { AppError } from '../shared/errors';
+import { PATHS } from '../shared/paths';
+import { methodNotAllowed } from '../http/error-handler';
+import { loadConsoleFiles, type ConsoleFile } from './console-files';
+
+/**
+ * The contract's policy, word for word: the page may load scripts, styles and data only from this
+ * origin, and nothing inline. It replaces the API's `default-src 'none'` (http/security-headers.ts),
+ * which would stop the page from loading at all.
+ */
+export const CONSOLE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+/** Hashed names change with their content, so a browser may keep them for good. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/**
+ * GET /console/: the admin console's static files. /console redirects to /console/; the hashed
+ * files of assets/ are served as they are; every other path is a client-side route and gets the
+ * page, which is never cached, so a new build reaches browsers at once.
+ */
+export function consoleRouter(settings: ConsoleSettings, logger: Logger): Router {
+  const files = loadConsoleFiles(settings.dir);
+  if (!files) logger.warn({ dir: settings.dir }, 'console not built: /console/ answers 404 until `npm run build` writes it (or set CONSOLE_DIR)');
+
+  const router = Router();
+  router.use(function consolePolicy(_req, res, next) {
+    res.setHeader('Content-Security-Policy', CONSOLE_CSP);
+    next();
+  });
+  router.get('/assets/:file', function asset(req: Request<{ file: string }>, res) {
+    const file = files?.assets.get(req.params.file);
+    // A missing asset is a 404, not the page: a stale hashed name must fail loudly, not run HTML as a script.
+    if (!file) throw new AppError('NotFound', `No console asset ${req.params.file}`);
+    send(res, file, IMMUTABLE);
+  });
+  router.get('/{*route}', function page(req, res) {
+    if (!files) throw new AppError('NotFound', 'The console is not built: run npm run build');
+    // Mounted at /console, so /console and /console/ both arrive here as "/".
+    if (req.originalUrl === PATHS.console || req.originalUrl.startsWith(`${PATHS.console}?`)) {
+      res.redirect(301, `${PATHS.console}/${req.originalUrl.slice(PATHS.console.length)}`);
+      return;
+    }
+    send(res, files.index, 'no-cache');
+  });
+  router.all('/{*route}', methodNotAllowed(['GET', 'HEAD']));
+  return router;
+}
+
+function send(res: Response, file: ConsoleFile, cacheControl: string): void {
+  res.setHeader('Cache-Control', cacheControl);
+  res.setHeader('Content-Type', file.contentType);
+  res.setHeader('Content-Length', file.body.length);
+  res.end(res.req.method === 'HEAD' ? undefined : file.body);
+}

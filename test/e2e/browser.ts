@@ -1,0 +1,126 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+
+/** Debian's chromium package: no browser download can work here, so Playwright drives this one. */
+export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM_MISSING = `${CHROMIUM} is missing; install it with: apt-get install -y chromium`;
+export const chromiumAvailable = existsSync(CHROMIUM);
+
+/** Where the screenshots of the main screens go: CONSOLE_SCREENSHOTS (docs/console to refresh the README's), else a git-ignored folder. */
+export const SCREENSHOTS = path.resolve(process.env.CONSOLE_SCREENSHOTS ?? path.join(__dirname, '..', '..', 'test-results', 'console'));
+
+export function launchChromium(): Promise<Browser> {
+  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+}
+
+/**
+ * What a page did that the console must never do, collected as it happens: a console error or
+ * warning, an uncaught exception, a CSP violation (reported by the page's own
+ * securitypolicyviolation event, and by Chromium's console message), a failed request, a 5xx, any
+ * request to another origin, and any secret in a console message or in the URL.
+ */
+export interface Watched {
+  page: Page;
+  context: BrowserContext;
+  problems: string[];
+  /** Every access and refresh token the service handed this page, as read off the wire. */
+  tokens: string[];
+  /** Secrets the console must not write anywhere but where shown: tokens, passwords, appkeys. */
+  secrets: Set<string>;
+  /**
+   * Statuses the test provokes (a wrong password's 400, a 503 while the database is cut): Chromium
+   * logs each refused request as a console error, which is the browser's report of that status and
+   * not a fault of the page; and a 5xx named here is no server fault.
+   */
+  expectStatus: (...statuses: number[]) => void;
+  screenshot: (name: string) => Promise<void>;
+  close: () => Promise<void>;
+}
+
+export async function openConsole(browser: Browser, baseUrl: string, viewport = { width: 1280, height: 800 }): Promise<Watched> {
+  const context = await browser.newContext({ viewport, baseURL: baseUrl });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  const tokens: string[] = [];
+  const secrets = new Set<string>();
+  const expected = new Set<number>();
+  const origin = new URL(baseUrl).origin;
+
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(`securitypolicyviolation: ${event.violatedDirective} blocked ${event.blockedURI}`);
+    });
+  });
+  page.on('console', (message) => {
+    const text = message.text();
+    for (const secret of secrets) if (text.includes(secret)) problems.push(`a secret in a console message: ${text.slice(0, 80)}`);
+    if (message.type() !== 'error' && message.type() !== 'warning') return;
+    const status = /^Failed to load resource: the server responded with a status of (\d{3})/.exec(text)?.[1];
+    if (status && expected.has(Number(status))) return;
+    problems.push(`console ${message.type()}: ${text}`);
+  });
+  page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`));
+  page.on('requestfailed', (request) => problems.push(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText}`));
+  page.on('request', (request) => {
+    if (!request.url().startsWith(origin) && !request.url().startsWith('data:')) problems.push(`request to another origin: ${request.url()}`);
+  });
+  page.on('framenavigated', (frame) => {
+    for (const secret of secrets) if (frame.url().includes(secret)) problems.push('a secret in the URL');
+  });
+  page.on('response', async (response) => {
+    if (response.status() >= 500 && !expected.has(response.status())) problems.push(`${response.status()} from ${response.request().method()} ${response.url()}`);
+    if (new URL(response.url()).pathname === '/oauth2/token' && response.status() === 200) {
+      const body = (await response.json()) as { access_token: string; refresh_token?: string };
+      for (const token of [body.access_token, body.refresh_token]) {
+        if (token) {
+          tokens.push(token);
+          secrets.add(token);
+        }
+      }
+    }
+  });
+
+  return {
+    page,
+    context,
+    problems,
+    tokens,
+    secrets,
+    expectStatus: (...statuses) => statuses.forEach((status) => expected.add(status)),
+    async screenshot(name) {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+    },
+    close: () => context.close(),
+  };
+}
+
+/** Everything the browser keeps for this origin: Web Storage, IndexedDB databases, cookies (page's and context's). */
+export async function browserStorage(watched: Watched): Promise<string> {
+  const inPage = await watched.page.evaluate(async () => {
+    const dump = (storage: Storage) => Object.entries({ ...storage }).map(([k, v]) => `${k}=${v}`);
+    const databases = await indexedDB.databases();
+    return [...dump(localStorage), ...dump(sessionStorage), ...databases.map((d) => `indexedDB:${d.name}`), document.cookie].join('\n');
+  });
+  const cookies = (await watched.context.cookies()).map((c) => `${c.name}=${c.value}`).join('\n');
+  return `${inPage}${cookies}`.trim();
+}
+
+/** The text a control's aria-describedby points at: its hint and, when there is one, its error. */
+export function descriptionOf(control: Locator): Promise<string> {
+  return control.evaluate((element) =>
+    (element.getAttribute('aria-describedby') ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((id) => document.getElementById(id)?.textContent ?? '')
+      .join(' '),
+  );
+}
+
+/** True when the page scrolls sideways (the document is wider than the viewport). */
+export function scrollsSideways(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+}
