@@ -14,6 +14,7 @@
  * harness's readiness check; everything else goes to the provider.
  */
 import { createServer } from 'node:http';
+import process from 'node:process';
 import Provider from 'oidc-provider';
 
 const env = (name) => {
