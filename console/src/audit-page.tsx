@@ -133,6 +133,9 @@ export function AuditPage() {
     <section class="page" aria-labelledby="audit-title">
       <div class="page-head">
         <h1 id="audit-title">Audit log</h1>
+        <button type="button" class="button" disabled={!filtered} onClick={() => setFilters(NO_FILTERS)}>
+          Clear filters
+        </button>
       </div>
       <form class="filters" role="search" aria-label="Audit log filters" onSubmit={(e) => e.preventDefault()}>
         <Field label="Type" error={fieldErrors.type}>
@@ -149,11 +152,6 @@ export function AuditPage() {
         {input('username', 'Username')}
         {input('since', 'Since')}
         {input('until', 'Until')}
-        <div class="filters-clear">
-          <button type="button" class="button" disabled={!filtered} onClick={() => setFilters(NO_FILTERS)}>
-            Clear filters
-          </button>
-        </div>
       </form>
       {state === 'error' ? (
         <div class="banner banner-error" role="alert">

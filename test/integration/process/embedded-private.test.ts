@@ -79,6 +79,18 @@ describe('the embedded database (no DATABASE_URL) is reachable by this process a
     expect((await readdir(dataDir)).sort()).toEqual(['master.key', 'pgdata']);
   }, 180_000);
 
+  it('when DATA_DIR is too long a path for the Unix socket, then the start fails naming DATA_DIR', async () => {
+    const dataDir = path.join(root, 'x'.repeat(120));
+
+    const error = await startServerProcess(env, { embeddedDataDir: dataDir }).then(
+      () => new Error('the service started'),
+      (err: Error) => err,
+    );
+
+    expect(error.message).toMatch(/exited during start \(code 1/);
+    expect(error.message).toMatch(/Failed to start: DATA_DIR: .* is too long a path for the embedded database's Unix socket/);
+  }, 60_000);
+
   it('when an existing data folder is open to others (0777, world-writable files), then the start makes it private again', async () => {
     const dataDir = path.join(root, 'existing');
     const first = await startServerProcess(env, { embeddedDataDir: dataDir, readyWithinMs: 60_000 });

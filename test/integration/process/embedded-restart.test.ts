@@ -33,7 +33,7 @@ describe('zero configuration: the embedded database in the data folder', () => {
     const admin = { username: 'first-admin', password: 'embedded-restart-pw' };
     const env = { BOOTSTRAP_ADMIN_USERNAME: admin.username, BOOTSTRAP_ADMIN_PASSWORD: admin.password };
 
-    const first = await startServerProcess(env, { embeddedDataDir: dataDir });
+    const first = await startServerProcess(env, { embeddedDataDir: dataDir, readyWithinMs: 60_000 });
     running.push(first);
     const adminToken = (await post(first, '/api/auth/bearer/token', admin)).body.access_token!;
     const created = await post(first, '/api/v1/api-keys', { appname: 'survivor', roles: ['viewer'] }, adminToken);
@@ -41,7 +41,7 @@ describe('zero configuration: the embedded database in the data folder', () => {
     expect(await stop(first)).toBe(0);
     expect((await readdir(dataDir)).sort()).toEqual(['master.key', 'pgdata']);
 
-    const second = await startServerProcess(env, { embeddedDataDir: dataDir });
+    const second = await startServerProcess(env, { embeddedDataDir: dataDir, readyWithinMs: 60_000 });
     running.push(second);
     const login = await post(second, '/api/auth/bearer/token', admin);
     const exchange = await post(second, '/api/v1/auth/token', {
@@ -52,5 +52,5 @@ describe('zero configuration: the embedded database in the data folder', () => {
     expect(exchange.status).toBe(200);
     expect(exchange.body.scope).toBe('openid api-keys:read');
     expect(await stop(second)).toBe(0);
-  }, 60_000);
+  }, 150_000);
 });
