@@ -23,7 +23,7 @@ import { metricsRouter } from './metrics/metrics.router';
 import { consoleRouter } from './console/console.router';
 
 export interface AppDeps {
-  config: Pick<Config, 'trustProxy' | 'issuer' | 'metrics' | 'console'>;
+  config: Pick<Config, 'env' | 'trustProxy' | 'issuer' | 'metrics' | 'console'>;
   logger: Logger;
   services: Services;
   /** From loadRateLimits: the configured limits, or pass-through when they are off. */
@@ -37,6 +37,8 @@ export interface AppDeps {
 /** The HTTP application. Never listens: main.ts does, and tests drive it with supertest. */
 export function buildApp({ config, logger, services, metrics, rateLimits, redisUp }: AppDeps): Express {
   const metricsHere = metrics !== undefined && config.metrics.port === undefined;
+  // On the main port in production, scraping takes an admin's token: that port is the public one.
+  const metricsGuarded = metricsHere && config.env === 'production';
   metrics?.watchPool(() => services.db.poolStats());
   const app = express();
   app.disable('x-powered-by');
@@ -72,8 +74,11 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   );
   app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
   app.use(healthRouter(services.db, redisUp));
-  app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere })));
-  if (metricsHere) app.use(metricsRouter(metrics));
+  app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere ? (metricsGuarded ? 'admin' : 'open') : undefined })));
+  if (metricsHere) {
+    const guard = metricsGuarded ? { authenticator: services.authenticator, bearerFailures: rateLimits.bearerFailures } : undefined;
+    app.use(metricsRouter(metrics, guard));
+  }
   // Off, /console/ is left to the 404 below like any unknown path.
   if (config.console.enabled) app.use(PATHS.console, consoleRouter(config.console, logger));
 

@@ -1,14 +1,37 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { PATHS } from '../shared/paths';
+import { forbidden } from '../shared/errors';
+import { allows } from '../shared/principals';
+import { authenticate, principalOf, type Authenticator } from '../http/authenticate';
 import { methodNotAllowed } from '../http/error-handler';
 import type { Metrics } from './metrics';
 
-/** GET /metrics: the Prometheus text format. No token: keep it off public networks (METRICS_PORT). */
-export function metricsRouter(metrics: Metrics): Router {
+/** Who may scrape GET /metrics on the main port in production: an admin's bearer token, refused tokens counted per address. */
+export interface MetricsGuard {
+  authenticator: Authenticator;
+  bearerFailures: RequestHandler[];
+}
+
+/**
+ * GET /metrics: the Prometheus text format. Without `guard` (its own METRICS_PORT on loopback, or
+ * outside production) no token; with it, a bearer token with api-keys:admin, since the main port
+ * is the public one and the figures describe the service's load and its refusals.
+ */
+export function metricsRouter(metrics: Metrics, guard?: MetricsGuard): Router {
   const router = Router();
+  const admitted: RequestHandler[] = guard
+    ? [
+        ...guard.bearerFailures,
+        authenticate(guard.authenticator),
+        function requireAdmin(_req, res, next) {
+          if (!allows.administer(principalOf(res))) throw forbidden('Metrics need the api-keys:admin scope');
+          next();
+        },
+      ]
+    : [];
   router
     .route(PATHS.metrics)
-    .get(async function scrapeMetrics(_req, res) {
+    .get(...admitted, async function scrapeMetrics(_req, res) {
       const body = await metrics.render();
       res.setHeader('Content-Type', metrics.contentType);
       res.setHeader('Cache-Control', 'no-store');

@@ -77,8 +77,8 @@ function describeOpenApiRoutes(): RoutesDescription {
 }
 
 export interface OpenApiOptions {
-  /** GET /metrics is served on the main port. */
-  metrics?: boolean;
+  /** GET /metrics is served on the main port: 'open', or 'admin' (production: an admin's bearer token). */
+  metrics?: 'open' | 'admin';
 }
 
 /** The OpenAPI 3.1 description of the service: every router's own description, with the parts they share. */
@@ -91,7 +91,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     describeJwksRoutes(),
     describeHealthRoutes(),
     describeOpenApiRoutes(),
-    ...(options.metrics ? [describeMetricsRoutes()] : []),
+    ...(options.metrics ? [describeMetricsRoutes(options.metrics === 'admin')] : []),
   ];
   return {
     openapi: '3.1.0',
