@@ -109,4 +109,16 @@ describe('bad input stays 400', () => {
 
     expectError(res, 400, 'BadRequest', /^body\.extra\.list\.1: /);
   });
+
+  // 64 KiB of nested arrays is 30,000 levels: the walk that looks for NUL must stay linear, or one
+  // unauthenticated request holds the server for minutes (the test would time out long before).
+  it('when a token route gets a body nested 30,000 deep, then 400 for the field, the string inside named by its path', async () => {
+    const depth = 30_000;
+    const body = `{"username":${'['.repeat(depth)}"a\\u0000"${']'.repeat(depth)},"password":"x"}`;
+
+    const res = await t.http().post('/api/auth/bearer/token').set('Content-Type', 'application/json').send(body);
+
+    expectError(res, 400, 'BadRequest', `body.username.${'0.'.repeat(15)}… (30001 deep): must not contain NUL`);
+  });
 });
+
