@@ -427,7 +427,7 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     w!.expectStatus(400);
     await signIn(w!, admin);
     const renewal = page.waitForResponse((res) => res.url().endsWith('/oauth2/token') && res.request().postData()!.includes('grant_type=refresh_token'), {
-      timeout: ACCESS_TOKEN_TTL * 1000,
+      timeout: 2 * ACCESS_TOKEN_TTL * 1000,
     });
 
     const revoked = await fetch(`${t.baseUrl}/oauth2/revoke`, { method: 'POST', body: new URLSearchParams({ token: w!.tokens[1]!, token_type_hint: 'refresh_token' }) });
