@@ -407,6 +407,26 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     }
   });
 
+  it('when the API refuses an editor (the key became admin since the list loaded), the 403 is a message in the dialog, not a broken page', async () => {
+    const key = await createApiKey(t, { role: 'viewer' });
+    const { page } = await open();
+    w!.expectStatus(403);
+    await signIn(w!, editor);
+    await filterKeys(w!, key.appname);
+    const promoted = await t.http().put(`${KEYS}/${key.appname}`).set(bearer(await tokenForRole(t, 'admin'))).send({ roles: ['admin'] });
+    expect(promoted.status).toBe(200);
+
+    await rowOf(w!, key.appname).getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('dialog', { name: `Edit ${key.appname}` });
+    await form.getByRole('textbox', { name: 'Description' }).fill('an editor may not');
+    await form.getByRole('button', { name: 'Save' }).click();
+
+    await form.getByRole('alert').filter({ hasText: 'You are not allowed to perform this operation.' }).waitFor();
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await rowOf(w!, key.appname).waitFor();
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
+  });
+
   it('a session revoked elsewhere sends the console back to sign-in at its next call (401), saying the session ended', async () => {
     const { page } = await open();
     w!.expectStatus(400, 401);
@@ -541,10 +561,12 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('dialog', { name: 'Create key' }).waitFor();
     expect(await scrollsSideways(page)).toBe(false);
+    await w!.screenshot('create-360px');
     await page.keyboard.press('Escape');
     await page.getByRole('link', { name: 'Audit log' }).click();
     await dataRows(w!).first().waitFor();
     expect(await scrollsSideways(page)).toBe(false);
+    await w!.screenshot('audit-360px');
 
     await page.setViewportSize({ width: 1920, height: 1080 });
     expect(await scrollsSideways(page)).toBe(false);
