@@ -226,8 +226,9 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
 
     await appname.fill(taken.appname);
     expect(await appname.getAttribute('aria-invalid')).toBeNull();
+    const refused = page.waitForResponse((res) => res.url().endsWith(KEYS) && res.status() === 409);
     await form.getByRole('button', { name: 'Create' }).click();
-    await page.waitForResponse((res) => res.url().endsWith(KEYS) && res.status() === 409);
+    await refused;
     await form.getByText(`API key "${taken.appname}" already exists`).waitFor();
     expect(await descriptionOf(appname)).toContain(`API key "${taken.appname}" already exists`);
     expect(posts).toHaveLength(1);
