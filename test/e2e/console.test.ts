@@ -204,6 +204,8 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     expect(await page.content()).not.toContain(appkey);
     const row = await rowOf(w!, appname).getByRole('cell').allTextContents();
     expect(row.slice(0, 4)).toEqual(['Created in the browser', 'viewer', 'never', '—']);
+    // Both ways a key gets tokens: a request token signed with the appkey, and OAuth client credentials.
+    expect(await exchange({ appname, appkey })).toBe(200);
     expect(await clientCredentials(appname, appkey)).toBe(200);
   });
 
@@ -466,8 +468,9 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     await signIn(w!, admin);
 
     await page.waitForTimeout((ACCESS_TOKEN_TTL + 1) * 1000);
-    // Renewed while idle, by the console's own timer, before the first access token expired.
+    // Renewed while idle, by the console's own timer, before the first access token expired; kept in memory only.
     expect(renewals.length).toBeGreaterThanOrEqual(1);
+    expect(await browserStorage(w!)).toBe('');
     await filterKeys(w!, 'billing');
 
     await rowOf(w!, 'billing-api').waitFor();
