@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
 
 describe('loadConfig: the admin console', () => {
-  it('when nothing is set, then the console is on and read from the console folder beside the compiled config (dist/console)', () => {
+  it('when nothing is set, then the console is on and read from the console folder beside the config module (dist/console once compiled)', () => {
     const config = loadConfig({});
 
     expect(config.console).toEqual({ enabled: true, dir: path.resolve(__dirname, '../../src/console') });
