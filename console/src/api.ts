@@ -45,7 +45,8 @@ export function describe(err: unknown): string {
   if (err instanceof ApiError) {
     if (err.status === 429) return `Too many requests: try again in ${err.retryAfter ?? 60} seconds.`;
     if (err.status === 503) return 'Service unavailable, try again.';
-    if (err.status === 403) return `Not allowed: ${err.message}`;
+    // The API's own words ("You are not allowed to perform this operation"): the role it checked may have changed since sign-in.
+    if (err.status === 403) return /[.!]$/.test(err.message) ? err.message : `${err.message}.`;
     if (err.status >= 500) return 'The service failed to answer, try again.';
     return err.message;
   }

@@ -1,3 +1,4 @@
+import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { AuditPage } from './audit-page';
 import { KeysPage } from './keys-page';
@@ -24,6 +25,28 @@ function useRoute(): [Route, (to: Route) => void] {
     setRoute(to);
   };
   return [route, go];
+}
+
+/** A fault in a page's code shows a message and a way back, never a blank page. */
+class PageFault extends Component<{ children: ComponentChildren }, { failed: boolean }> {
+  override state = { failed: false };
+
+  override componentDidCatch(error: unknown) {
+    console.error('console page failed', error instanceof Error ? error.name : 'unknown error');
+    this.setState({ failed: true });
+  }
+
+  override render() {
+    if (!this.state.failed) return this.props.children;
+    return (
+      <div class="banner banner-error" role="alert">
+        <span>This page failed to show. Your session is still open.</span>
+        <button type="button" class="button" onClick={() => this.setState({ failed: false })}>
+          Try again
+        </button>
+      </div>
+    );
+  }
 }
 
 export function App() {
@@ -97,15 +120,17 @@ export function App() {
         </div>
       </header>
       <main class="content">
-        {route === 'audit' && !admin ? (
-          <p class="banner banner-error" role="alert">
-            The audit log is shown to admins only.
-          </p>
-        ) : route === 'audit' ? (
-          <AuditPage />
-        ) : (
-          <KeysPage user={user} />
-        )}
+        <PageFault>
+          {route === 'audit' && !admin ? (
+            <p class="banner banner-error" role="alert">
+              The audit log is shown to admins only.
+            </p>
+          ) : route === 'audit' ? (
+            <AuditPage />
+          ) : (
+            <KeysPage user={user} />
+          )}
+        </PageFault>
       </main>
     </div>
   );

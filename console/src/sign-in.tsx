@@ -25,7 +25,8 @@ export function SignIn(props: { notice?: string; onSignedIn: (user: User) => voi
 
   return (
     <main class="signin">
-      <form class="signin-card" onSubmit={submit} aria-labelledby="signin-title">
+      {/* method="post": should the script ever fail to stop the submission, the password still stays out of the URL. */}
+      <form class="signin-card" method="post" onSubmit={submit} aria-labelledby="signin-title">
         <h1 id="signin-title">API key console</h1>
         <p class="muted">Sign in to manage API keys.</p>
         {props.notice && !error && (

@@ -55,9 +55,9 @@ export function oauthEndpointsRouter({ endpoint, clients, revocation, introspect
 
   router
     .route(PATHS.oauthIntrospection)
-    .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function introspectToken(req: Request, res: Response) {
+    .post(noStore, limits.tokenRoutes, limits.bearerFailures, jsonOrFormBody, async function introspectToken(req: Request, res: Response) {
       const parameters = tokenParametersOf(req.body);
-      const caller = await callerOf(req, parameters);
+      const caller = await callerOf(req, res, parameters);
       res.json(await introspection.introspect(caller, required(parameters, 'token'), hintOf(parameters)));
     })
     .all(methodNotAllowed(['POST']));
@@ -69,10 +69,17 @@ export function oauthEndpointsRouter({ endpoint, clients, revocation, introspect
   });
 
   /** A bearer token's principal, or the API key that authenticated as a client, with the scopes of its role. */
-  async function callerOf(req: Request, parameters: TokenParameters): Promise<Principal> {
+  async function callerOf(req: Request, res: Response, parameters: TokenParameters): Promise<Principal> {
     const authorization = req.headers.authorization;
-    // A Bearer header is judged exactly as on every other bearer route.
-    if (/^Bearer\b/i.test(authorization ?? '')) return authenticator.authenticate(bearerTokenOf(req), req);
+    // A Bearer header is judged exactly as on every other bearer route, refusals counted as there.
+    if (/^Bearer\b/i.test(authorization ?? '')) {
+      try {
+        return await authenticator.authenticate(bearerTokenOf(req), req);
+      } catch (err) {
+        if (err instanceof UnauthorizedError) res.locals.bearerRefused = true;
+        throw err;
+      }
+    }
     const client = await verifiedClient(clients, clientAuthenticationOf(authorization, parameters), originOf(req));
     if (!client) throw new UnauthorizedError('A bearer token or client authentication is required', false);
     return { type: 'api_key', id: client.id, name: client.appname, role: client.role, sessionId: '', scopes: scopesOf(client.role) };

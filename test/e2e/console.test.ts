@@ -204,6 +204,8 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     expect(await page.content()).not.toContain(appkey);
     const row = await rowOf(w!, appname).getByRole('cell').allTextContents();
     expect(row.slice(0, 4)).toEqual(['Created in the browser', 'viewer', 'never', '—']);
+    // Both ways a key gets tokens: a request token signed with the appkey, and OAuth client credentials.
+    expect(await exchange({ appname, appkey })).toBe(200);
     expect(await clientCredentials(appname, appkey)).toBe(200);
   });
 
@@ -226,8 +228,9 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
 
     await appname.fill(taken.appname);
     expect(await appname.getAttribute('aria-invalid')).toBeNull();
+    const refused = page.waitForResponse((res) => res.url().endsWith(KEYS) && res.status() === 409);
     await form.getByRole('button', { name: 'Create' }).click();
-    await page.waitForResponse((res) => res.url().endsWith(KEYS) && res.status() === 409);
+    await refused;
     await form.getByText(`API key "${taken.appname}" already exists`).waitFor();
     expect(await descriptionOf(appname)).toContain(`API key "${taken.appname}" already exists`);
     expect(posts).toHaveLength(1);
@@ -407,6 +410,26 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     }
   });
 
+  it('when the API refuses an editor (the key became admin since the list loaded), the 403 is a message in the dialog, not a broken page', async () => {
+    const key = await createApiKey(t, { role: 'viewer' });
+    const { page } = await open();
+    w!.expectStatus(403);
+    await signIn(w!, editor);
+    await filterKeys(w!, key.appname);
+    const promoted = await t.http().put(`${KEYS}/${key.appname}`).set(bearer(await tokenForRole(t, 'admin'))).send({ roles: ['admin'] });
+    expect(promoted.status).toBe(200);
+
+    await rowOf(w!, key.appname).getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('dialog', { name: `Edit ${key.appname}` });
+    await form.getByRole('textbox', { name: 'Description' }).fill('an editor may not');
+    await form.getByRole('button', { name: 'Save' }).click();
+
+    await form.getByRole('alert').filter({ hasText: 'You are not allowed to perform this operation.' }).waitFor();
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await rowOf(w!, key.appname).waitFor();
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
+  });
+
   it('a session revoked elsewhere sends the console back to sign-in at its next call (401), saying the session ended', async () => {
     const { page } = await open();
     w!.expectStatus(400, 401);
@@ -427,7 +450,7 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     w!.expectStatus(400);
     await signIn(w!, admin);
     const renewal = page.waitForResponse((res) => res.url().endsWith('/oauth2/token') && res.request().postData()!.includes('grant_type=refresh_token'), {
-      timeout: ACCESS_TOKEN_TTL * 1000,
+      timeout: 2 * ACCESS_TOKEN_TTL * 1000,
     });
 
     const revoked = await fetch(`${t.baseUrl}/oauth2/revoke`, { method: 'POST', body: new URLSearchParams({ token: w!.tokens[1]!, token_type_hint: 'refresh_token' }) });
@@ -445,8 +468,9 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     await signIn(w!, admin);
 
     await page.waitForTimeout((ACCESS_TOKEN_TTL + 1) * 1000);
-    // Renewed while idle, by the console's own timer, before the first access token expired.
+    // Renewed while idle, by the console's own timer, before the first access token expired; kept in memory only.
     expect(renewals.length).toBeGreaterThanOrEqual(1);
+    expect(await browserStorage(w!)).toBe('');
     await filterKeys(w!, 'billing');
 
     await rowOf(w!, 'billing-api').waitFor();
@@ -541,10 +565,12 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('dialog', { name: 'Create key' }).waitFor();
     expect(await scrollsSideways(page)).toBe(false);
+    await w!.screenshot('create-360px');
     await page.keyboard.press('Escape');
     await page.getByRole('link', { name: 'Audit log' }).click();
     await dataRows(w!).first().waitFor();
     expect(await scrollsSideways(page)).toBe(false);
+    await w!.screenshot('audit-360px');
 
     await page.setViewportSize({ width: 1920, height: 1080 });
     expect(await scrollsSideways(page)).toBe(false);

@@ -30,6 +30,25 @@ describe('loadConfig: defaults', () => {
     });
   });
 
+  it('when the environment is empty, then the login and bearer limits have their documented defaults', () => {
+    const { rateLimits } = loadConfig({});
+
+    expect(rateLimits).toMatchObject({
+      passwordFailures: { limit: 10, windowSeconds: 900 },
+      passwordAddressFailures: { limit: 30, windowSeconds: 900 },
+      accountAlert: 50,
+      bearerFailures: { limit: 300, windowSeconds: 60 },
+    });
+  });
+
+  it.each(['LOGIN_ACCOUNT_ALERT', 'RATE_LIMIT_PASSWORD_ADDRESS_FAILURES', 'RATE_LIMIT_BEARER_FAILURES', 'RATE_LIMIT_BEARER_WINDOW'])(
+    'when %s is 0 or not a number, then startup is refused naming it',
+    (name) => {
+      expect(configErrorFor({ [name]: '0' }).message).toContain(name);
+      expect(configErrorFor({ [name]: 'many' }).message).toContain(name);
+    },
+  );
+
   it('when only PORT is set, then the default issuer follows that port', () => {
     expect(loadConfig({ PORT: '8081' }).issuer).toBe('http://localhost:8081');
   });

@@ -36,7 +36,7 @@ describe('the first admin', () => {
 
     await expect(failure).rejects.toThrow(/exited during start \(code [1-9]/);
     await expect(failure).rejects.toThrow(message);
-  }, 30_000);
+  }, 60_000);
 
   onSharedServerOnly()('with a database the test can reach', () => {
     it('when the bootstrap admin was deleted while another admin exists, then the next start does not bring it back', async () => {
@@ -76,5 +76,5 @@ describe('the first admin', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, 60_000);
 });

@@ -143,9 +143,13 @@ describe('LOGIN_ACCOUNT_ALERT: one username failing from everywhere is slowed an
     return { res, ms: Date.now() - started };
   }
 
-  it('when one username passes the threshold from many addresses, then login.throttled is recorded once, a warning logged, and every further attempt waits a second but the right password still gets in', async () => {
+  it('when one username passes the threshold from many addresses and both password routes, then login.throttled is recorded once, a warning logged, and every further attempt waits a second but the right password still gets in', async () => {
     const user = await createUser(t, { role: 'admin' });
-    for (const from of ['10.5.0.1', '10.5.0.2', '10.5.0.3', '10.5.0.4']) expect((await login(from, user.username, 'wrong-password')).status).toBe(401);
+    const passwordGrant = (from: string) =>
+      t.http().post('/oauth2/token').set('X-Forwarded-For', from).type('form').send({ grant_type: 'password', username: user.username, password: 'wrong-password' });
+    for (const from of ['10.5.0.1', '10.5.0.2']) expect((await login(from, user.username, 'wrong-password')).status).toBe(401);
+    expect((await passwordGrant('10.5.0.3')).status).toBe(400);
+    expect((await login('10.5.0.4', user.username, 'wrong-password')).status).toBe(401);
 
     const rows = await eventuallyThrottled(user.username);
     const right = await timed(() => login('10.5.0.9', user.username, user.password));
@@ -211,6 +215,17 @@ describe('bearer routes: refused tokens per client address', () => {
     expect(elsewhere.status).toBe(200);
     await sleep(5_100);
     expect((await list('10.8.0.1', token)).status).toBe(200);
+  });
+
+  it('when the refused tokens come to the introspection endpoints, then they count against the same budget', async () => {
+    const token = await tokenForRole(t, 'admin');
+    const introspect = (path: string) => t.http().post(path).set('X-Forwarded-For', '10.9.0.1').set(bearer(`${token}x`)).type('form').send({ token });
+
+    expect((await introspect('/oauth2/introspect')).status).toBe(401);
+    expect((await introspect('/api/auth/bearer/introspect')).status).toBe(401);
+    expect((await introspect('/oauth2/introspect')).status).toBe(401);
+
+    expectTooManyRequests(await list('10.9.0.1', token));
   });
 });
 
