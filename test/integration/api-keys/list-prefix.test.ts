@@ -161,13 +161,19 @@ describe('GET /api/v1/api-keys?prefix= (list filtered by appname prefix)', () =>
       ['"%" (encoded)', '?prefix=a%25'],
       ['a bare "%"', '?prefix=a%'],
       ['"*"', '?prefix=a*'],
-      ['NUL', '?prefix=a%00'],
       ['non-ASCII', '?prefix=%C3%A9'],
       ['a slash', '?prefix=a%2Fb'],
     ])('when the prefix is %s, then 400 naming prefix, and only once', async (_case, query) => {
       const res = await list(query);
 
       expectError(res, 400, 'BadRequest', PREFIX_REFUSED);
+    });
+
+    // A NUL is refused for every request string before any schema, with its own message.
+    it('when the prefix holds NUL, then 400 naming prefix', async () => {
+      const res = await list('?prefix=a%00');
+
+      expectError(res, 400, 'BadRequest', /^query\.prefix: must not contain NUL characters/);
     });
 
     it('when prefix is given twice, then 400 naming prefix', async () => {
