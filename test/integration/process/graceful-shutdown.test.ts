@@ -46,12 +46,14 @@ function login(baseUrl: string, sentBeforeSignal: boolean): Promise<Outcome> {
 describe('graceful shutdown of a real server process', () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    // bcrypt at cost 12 (~0.25 s a login, four at a time) keeps the burst in flight for over a second.
+    // bcrypt at cost 11 (~0.12 s a login on a quiet core) keeps the burst of 24 in flight for over a
+    // second. The shutdown timeout is far longer than the burst even on a loaded CI machine: the test
+    // is about every accepted request finishing, not about how fast.
     server = await startServerProcess({
-      BCRYPT_COST: '12',
+      BCRYPT_COST: '11',
       BOOTSTRAP_ADMIN_USERNAME: 'ops',
       BOOTSTRAP_ADMIN_PASSWORD: 'graceful-shutdown-pw',
-      SHUTDOWN_TIMEOUT: '10',
+      SHUTDOWN_TIMEOUT: '40',
     });
   }, 30_000);
   afterAll(() => server.cleanup());
@@ -88,6 +90,7 @@ describe('graceful shutdown of a real server process', () => {
       }
     }
     expect(exitCode).toBe(0);
-    expect(exitedAfterMs).toBeLessThan(10_000);
-  }, 30_000);
+    // By itself, before SHUTDOWN_TIMEOUT would have forced it.
+    expect(exitedAfterMs).toBeLessThan(40_000);
+  }, 60_000);
 });
