@@ -21,7 +21,7 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 /**
  * GET /console/: the admin console's static files. /console redirects to /console/; the hashed
  * files of assets/ are served as they are; every other path is a client-side route and gets the
- * page, which is never cached, so a new build reaches browsers at once.
+ * page, which is never stored, so a new build reaches browsers at once.
  */
 export function consoleRouter(settings: ConsoleSettings, logger: Logger): Router {
   const files = loadConsoleFiles(settings.dir);
@@ -38,14 +38,21 @@ export function consoleRouter(settings: ConsoleSettings, logger: Logger): Router
     if (!file) throw new AppError('NotFound', `No console asset ${req.params.file}`);
     send(res, file, IMMUTABLE);
   });
+  // Under assets/ only the files themselves: any other path there is no client-side route either.
+  router.get('/assets/{*rest}', function notAnAsset(req) {
+    throw new AppError('NotFound', `No console asset ${req.path.slice('/assets/'.length)}`);
+  });
   router.get('/{*route}', function page(req, res) {
     if (!files) throw new AppError('NotFound', 'The console is not built: run npm run build');
-    // Mounted at /console, so /console and /console/ both arrive here as "/".
-    if (req.originalUrl === PATHS.console || req.originalUrl.startsWith(`${PATHS.console}?`)) {
-      res.redirect(301, `${PATHS.console}/${req.originalUrl.slice(PATHS.console.length)}`);
+    // Mounted at /console (matched without regard to case), so /console and /console/ both arrive
+    // here as "/": the one without its slash goes to the canonical /console/.
+    const query = req.originalUrl.indexOf('?');
+    const pathname = query < 0 ? req.originalUrl : req.originalUrl.slice(0, query);
+    if (req.path === '/' && !pathname.endsWith('/')) {
+      res.redirect(301, `${PATHS.console}/${query < 0 ? '' : req.originalUrl.slice(query)}`);
       return;
     }
-    send(res, files.index, 'no-cache');
+    send(res, files.index, 'no-store');
   });
   router.all('/{*route}', methodNotAllowed(['GET', 'HEAD']));
   return router;

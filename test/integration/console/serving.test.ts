@@ -35,13 +35,29 @@ describe('the admin console, served at /console/', () => {
     expect(res.headers.get('content-security-policy')).toBe(CONTRACT_CSP);
   });
 
+  it('when /CONSOLE or /Console?x=1 is asked for (Express matches the mount without regard to case), then it redirects to the canonical /console/', async () => {
+    for (const [asked, location] of [['/CONSOLE', '/console/'], ['/Console?x=1', '/console/?x=1']] as const) {
+      const res = await get(t, asked);
+
+      expect([asked, res.status, res.headers.get('location')]).toEqual([asked, 301, location]);
+    }
+  });
+
+  it('when a path under /console/assets/ names no single asset, then 404, not the page', async () => {
+    for (const asked of ['/console/assets/', `/console/assets/${assets[0]}/extra`]) {
+      const res = await get(t, asked);
+
+      expect([asked, res.status, res.headers.get('content-type')]).toEqual([asked, 404, expect.stringMatching(/^application\/json/)]);
+    }
+  });
+
   it('when /console/ is asked for, then the page comes with the contract CSP, not cached, with hashed assets of this origin and nothing inline', async () => {
     const res = await get(t, '/console/');
     const html = await res.text();
 
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(res.headers.get('cache-control')).toBe('no-cache');
+    expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('content-security-policy')).toBe(CONTRACT_CSP);
     const script = /<script type="module" src="(\/console\/assets\/app-[A-Z0-9]{8}\.js)"><\/script>/.exec(html)?.[1];
     const stylesheet = /<link rel="stylesheet" href="(\/console\/assets\/app-[A-Z0-9]{8}\.css)">/.exec(html)?.[1];
@@ -56,7 +72,7 @@ describe('the admin console, served at /console/', () => {
 
     for (const route of ['/console/audit', '/console/audit/', '/console/some/deep/route?x=1']) {
       const res = await get(t, route);
-      expect([route, res.status, res.headers.get('cache-control')]).toEqual([route, 200, 'no-cache']);
+      expect([route, res.status, res.headers.get('cache-control')]).toEqual([route, 200, 'no-store']);
       expect(await res.text()).toBe(index);
     }
   });
