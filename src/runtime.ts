@@ -9,7 +9,7 @@ import { UnopenableSecretError } from './crypto/secretbox';
 import { createServices, type Services } from './services';
 import type { TokenEvents } from './tokens/grants/refresh.grant';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
-import { USERNAME_PATTERN } from './shared/names';
+import { USERNAME_PATTERN, USERNAME_RULE } from './shared/names';
 import { newPasswordProblem } from './users/password-rules';
 
 /** Where the first start writes the admin password it generated, in DATA_DIR. */
@@ -76,7 +76,7 @@ async function checkMasterKey(services: Services, config: Config): Promise<void>
 function assertBootstrapAdminAcceptable(admin: { username: string; password: string }): void {
   const problems: string[] = [];
   if (!USERNAME_PATTERN.test(admin.username)) {
-    problems.push('BOOTSTRAP_ADMIN_USERNAME: must be 1 to 64 characters of letters, digits, . _ @ -, starting with a letter or digit');
+    problems.push(`BOOTSTRAP_ADMIN_USERNAME: must be ${USERNAME_RULE}`);
   }
   const passwordProblem = newPasswordProblem(admin.password);
   if (passwordProblem) problems.push(`BOOTSTRAP_ADMIN_PASSWORD: ${passwordProblem}`);

@@ -21,21 +21,26 @@ const COMMON_PASSWORDS: ReadonlySet<string> = new Set(
     .filter((line) => line !== '' && !line.startsWith('#')),
 );
 
+/** Why bcrypt could not check `password` faithfully, or undefined. */
+function bcryptProblem(password: string): string | undefined {
+  // bcrypt stops at NUL: "abc\0x" would be the password "abc".
+  if (password.includes('\u0000')) return 'must not contain NUL characters';
+  if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) return `must be at most ${MAX_PASSWORD_BYTES} bytes`;
+  return undefined;
+}
+
 /** A password bcrypt can check faithfully: at login and when set. */
 export function assertPasswordFitsBcrypt(password: string): void {
-  // bcrypt stops at NUL: "abc\0x" would be the password "abc".
-  if (password.includes('\u0000')) throw badRequest('password: must not contain NUL characters');
-  if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
-    throw badRequest(`password: must be at most ${MAX_PASSWORD_BYTES} bytes`);
-  }
+  const problem = bcryptProblem(password);
+  if (problem) throw badRequest(`password: ${problem}`);
 }
 
 /** Why `password` is not acceptable as a new one, or undefined when it is (the first start reports it naming its variable). */
 export function newPasswordProblem(password: string): string | undefined {
   // Code points, not UTF-16 units: an emoji is one character to the person typing it.
   if ([...password].length < MIN_PASSWORD_LENGTH) return `must be at least ${MIN_PASSWORD_LENGTH} characters`;
-  if (password.includes('\u0000')) return 'must not contain NUL characters';
-  if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) return `must be at most ${MAX_PASSWORD_BYTES} bytes`;
+  const unfit = bcryptProblem(password);
+  if (unfit) return unfit;
   if (/^(.)\1*$/su.test(password)) return 'must not be one character repeated';
   if (COMMON_PASSWORDS.has(password.toLowerCase())) return 'is too common: it appears in lists of breached passwords';
   return undefined;

@@ -10,7 +10,7 @@ import * as users from './users.repository';
 import type { UserRow } from './users.repository';
 import type { Credentials } from './credentials';
 import { assertNewPasswordAcceptable } from './password-rules';
-import { USERNAME_PATTERN } from '../shared/names';
+import { USERNAME_PATTERN, USERNAME_RULE } from '../shared/names';
 
 export interface UserView {
   username: string;
@@ -34,7 +34,7 @@ export class UsersService {
 
   async add(username: string, password: string, role: string | null, ctx: AuditContext): Promise<UserView> {
     if (!USERNAME_PATTERN.test(username)) {
-      throw badRequest('username: 1 to 64 characters of letters, digits, . _ @ -, starting with a letter or digit');
+      throw badRequest(`username: ${USERNAME_RULE}`);
     }
     const created = await this.insert(username, await this.hashPassword(password), parseRole(role), ctx);
     if (!created) throw conflict(`User "${username}" already exists`);
