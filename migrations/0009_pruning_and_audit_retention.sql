@@ -57,7 +57,7 @@ CREATE TRIGGER audit_events_delete_only_expired
 -- batch_size. The setting is made with set_config(..., true), which lasts at most to the end of the
 -- transaction (and is undone with it on an error), and is cleared again before returning. Not a
 -- SET clause on the function: PostgreSQL 15 checks a SET of a custom parameter against the
--- privileges of the role creating the function, and refuses it to an owner that is no superuser.
+-- privileges of the role creating the function, and refuses it to an owner that is not a superuser.
 CREATE FUNCTION prune_audit_events(batch_size integer) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER
 AS $$
