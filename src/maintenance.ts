@@ -16,8 +16,6 @@ export interface MaintenanceSettings {
   intervalSeconds: number;
   /** Replay records are kept this long past their token's exp (CLOCK_TOLERANCE). */
   clockTolerance: number;
-  /** 0 keeps every audit event. */
-  auditRetentionDays: number;
 }
 
 export type PruningJob = 'replayRecords' | 'sessions' | 'graces' | 'auditEvents';
@@ -35,13 +33,14 @@ export interface MaintenanceReport {
 type Prune = (tx: Queryable, batchSize: number) => Promise<number>;
 
 function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
-  const jobs: [PruningJob, Prune][] = [
+  return [
     ['replayRecords', (tx, n) => deleteExpiredRequestTokenJtis(tx, settings.clockTolerance, n)],
     ['sessions', (tx, n) => deleteEndedSessions(tx, n)],
     ['graces', (tx, n) => clearEndedGraces(tx, n)],
+    // The retention is the database's (written at start as the schema owner), not this instance's:
+    // with a retention of 0 the function deletes nothing and the batch comes back 0.
+    ['auditEvents', (tx, n) => pruneAuditEvents(tx, n)],
   ];
-  if (settings.auditRetentionDays > 0) jobs.push(['auditEvents', (tx, n) => pruneAuditEvents(tx, settings.auditRetentionDays, n)]);
-  return jobs;
 }
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ConfigError, type Config } from './config';
 import type { Logger } from './logger';
 import { migrateDatabase, openDatabase } from './db/open';
-import { isDatabaseUnavailable } from './db/database';
+import { isDatabaseUnavailable, type Queryable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
 import { UnopenableSecretError } from './crypto/secretbox';
 import { createServices, type Services } from './services';
@@ -11,6 +11,7 @@ import type { TokenEvents } from './tokens/grants/refresh.grant';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
 import { USERNAME_PATTERN, USERNAME_RULE } from './shared/names';
 import { newPasswordProblem } from './users/password-rules';
+import { setAuditRetention } from './audit-trail/audit-trail';
 
 /** Where the first start writes the admin password it generated, in DATA_DIR. */
 export const FIRST_ADMIN_PASSWORD_FILE = 'first-admin-password';
@@ -28,7 +29,7 @@ export async function startRuntime(
   if (config.bootstrapAdmin) assertBootstrapAdminAcceptable(config.bootstrapAdmin);
   const db = await openDatabase(config, logger);
   try {
-    await untilDatabaseAnswers(() => migrateDatabase(config, db, logger), logger);
+    await untilDatabaseAnswers(() => migrateDatabase(config, db, logger, (owner) => applyAuditRetention(owner, config, logger)), logger);
     const services = createServices(config, db, await resolveMasterKey(config, logger), options.tokenEvents);
     await checkMasterKey(services, config);
     if (config.bootstrapAdmin) {
@@ -43,6 +44,24 @@ export async function startRuntime(
   } catch (err) {
     await db.close().catch(() => undefined);
     throw err;
+  }
+}
+
+/**
+ * Writes AUDIT_RETENTION_DAYS where prune_audit_events() reads it, as the schema owner (over
+ * MIGRATION_DATABASE_URL when set): the runtime role may call the function but not choose how much
+ * it deletes. One setting for the whole database, so with several instances the last one started
+ * wins. A role that may only read it (apikeys_runtime without MIGRATION_DATABASE_URL) leaves the
+ * owner's retention in force, and the log says so when it differs.
+ */
+async function applyAuditRetention(owner: Queryable, config: Config, logger: Logger): Promise<void> {
+  const inForce = await setAuditRetention(owner, config.auditRetentionDays);
+  if (inForce !== config.auditRetentionDays) {
+    logger.warn(
+      { auditRetentionDays: config.auditRetentionDays, inForce },
+      `AUDIT_RETENTION_DAYS is not applied: the role of DATABASE_URL may not change the audit retention, so the schema owner's ${inForce} days stay in force; ` +
+        'set MIGRATION_DATABASE_URL to the owner so the service can write it at start',
+    );
   }
 }
 

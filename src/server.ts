@@ -63,7 +63,6 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     const stopMaintenance = startMaintenance(services.db, logger, {
       intervalSeconds: config.maintenanceIntervalSeconds,
       clockTolerance: config.clockTolerance,
-      auditRetentionDays: config.auditRetentionDays,
     });
     const port = (server.address() as AddressInfo).port;
     logger.info({ port, issuer: config.issuer }, 'listening');

@@ -32,11 +32,33 @@ export function auditInsertFrom(
 }
 
 /**
- * Deletes at most `batchSize` (1 to 1,000) events older than `retentionDays` (at least 1) and returns
- * how many. Only through prune_audit_events() (migrations/0009): the trail refuses every other
- * DELETE, and a runtime role without DELETE rights may prune through it all the same.
+ * Deletes at most `batchSize` (1 to 1,000) events older than the retention in audit_retention and
+ * returns how many (0 when the retention is 0). Only through prune_audit_events() (migrations/0009):
+ * the trail refuses every other DELETE, and a runtime role without DELETE rights may prune through
+ * it all the same, but cannot choose the retention, which the function reads from the table.
  */
-export async function pruneAuditEvents(q: Queryable, retentionDays: number, batchSize: number): Promise<number> {
-  const { rows } = await q.query<{ deleted: number }>('SELECT prune_audit_events($1, $2) AS deleted', [retentionDays, batchSize]);
+export async function pruneAuditEvents(q: Queryable, batchSize: number): Promise<number> {
+  const { rows } = await q.query<{ deleted: number }>('SELECT prune_audit_events($1) AS deleted', [batchSize]);
   return rows[0]!.deleted;
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * Makes `days` the retention prune_audit_events() applies (0 keeps every event) and returns the
+ * retention now in force. Only the schema owner may write it: over a role that may only read it
+ * (the runtime role, apikeys_runtime), a different retention is left as the owner set it, and that
+ * one is returned, so the caller can say so.
+ */
+export async function setAuditRetention(q: Queryable, days: number): Promise<number> {
+  const { rows } = await q.query<{ days: number }>('SELECT days FROM audit_retention');
+  const inForce = rows[0]!.days;
+  if (inForce === days) return days;
+  try {
+    await q.query('UPDATE audit_retention SET days = $1', [days]);
+    return days;
+  } catch (err) {
+    if ((err as { code?: string }).code === INSUFFICIENT_PRIVILEGE) return inForce;
+    throw err;
+  }
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import { Database } from './database';
+import { Database, type Queryable } from './database';
 import { startEmbeddedPostgres } from './embedded';
 import { migrate } from './migrate';
 
@@ -24,13 +24,25 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
 
 /**
  * Applies pending migrations over MIGRATION_DATABASE_URL when set (a role that owns the schema, on
- * a connection of its own, closed afterwards), otherwise over `db`, the service's own connection.
+ * a connection of its own, closed afterwards), otherwise over `db`, the service's own connection;
+ * then runs `asOwner`, if given, on that same connection: what only the schema owner may write.
  */
-export async function migrateDatabase(config: Config, db: Database, logger: Logger): Promise<string[]> {
-  if (!config.migrationDatabaseUrl) return migrate(db, logger);
+export async function migrateDatabase(
+  config: Config,
+  db: Database,
+  logger: Logger,
+  asOwner?: (owner: Queryable) => Promise<void>,
+): Promise<string[]> {
+  if (!config.migrationDatabaseUrl) {
+    const applied = await migrate(db, logger);
+    await asOwner?.(db);
+    return applied;
+  }
   const owner = new Database({ url: config.migrationDatabaseUrl, ...settingsOf(config), poolSize: 1 }, logger);
   try {
-    return await migrate(owner, logger);
+    const applied = await migrate(owner, logger);
+    await asOwner?.(owner);
+    return applied;
   } finally {
     await owner.close();
   }

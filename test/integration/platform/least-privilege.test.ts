@@ -40,6 +40,8 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
   const suffix = randomBytes(5).toString('hex');
   const owner = { name: `apikeys_owner_${suffix}`, password: randomBytes(12).toString('hex') };
   const runtime = { name: `apikeys_rt_${suffix}`, password: randomBytes(12).toString('hex') };
+  // A role that is neither the owner nor a member of apikeys_runtime: what PUBLIC may do.
+  const stranger = `apikeys_other_${suffix}`;
   const schema = `t_${suffix}`;
   // A second, empty schema for `npm run migrate`.
   const cliSchema = `t_${suffix}_cli`;
@@ -63,10 +65,11 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
       END $$;
       CREATE ROLE ${owner.name} LOGIN PASSWORD '${owner.password}';
       CREATE ROLE ${runtime.name} LOGIN PASSWORD '${runtime.password}' IN ROLE apikeys_runtime;
+      CREATE ROLE ${stranger} NOLOGIN;
       CREATE SCHEMA ${schema} AUTHORIZATION ${owner.name};
       CREATE SCHEMA ${cliSchema} AUTHORIZATION ${owner.name};
     `);
-    t = await startTestApp({ DATABASE_URL: urlFor(runtime), MIGRATION_DATABASE_URL: urlFor(owner) });
+    t = await startTestApp({ DATABASE_URL: urlFor(runtime), MIGRATION_DATABASE_URL: urlFor(owner), AUDIT_RETENTION_DAYS: '30' });
     runtimeClient = new Client({ connectionString: urlFor(runtime) });
     await runtimeClient.connect();
   });
@@ -77,7 +80,8 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
     await asSuperuser(`
       DROP SCHEMA IF EXISTS ${schema} CASCADE;
       DROP SCHEMA IF EXISTS ${cliSchema} CASCADE;
-      DROP OWNED BY ${owner.name}, ${runtime.name};
+      DROP OWNED BY ${owner.name}, ${runtime.name}, ${stranger};
+      DROP ROLE IF EXISTS ${stranger};
       DROP ROLE IF EXISTS ${runtime.name};
       DROP ROLE IF EXISTS ${owner.name};
     `);
@@ -112,7 +116,10 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
       delete: await outcome(runtimeClient, 'DELETE FROM audit_events'),
       truncate: await outcome(runtimeClient, 'TRUNCATE audit_events'),
       disableTriggers: await outcome(runtimeClient, 'ALTER TABLE audit_events DISABLE TRIGGER ALL'),
-      dropTrigger: await outcome(runtimeClient, 'DROP TRIGGER audit_events_no_update_or_delete ON audit_events'),
+      // The guard 0009 puts on DELETE (it replaced 0006's audit_events_no_update_or_delete).
+      dropTrigger: await outcome(runtimeClient, 'DROP TRIGGER audit_events_delete_only_expired ON audit_events'),
+      // The setting prune_audit_events() makes for its DELETE, forged: DELETE itself is not granted.
+      forgedDelete: await outcome(runtimeClient, "SELECT set_config('audit_events.delete_before', '0', true); DELETE FROM audit_events"),
       replaceTriggerFunction: await outcome(runtimeClient, 'CREATE OR REPLACE FUNCTION audit_events_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$'),
       dropTable: await outcome(runtimeClient, 'DROP TABLE audit_events'),
       skipTriggers: await outcome(runtimeClient, 'SET session_replication_role = replica'),
@@ -125,6 +132,7 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
       truncate: INSUFFICIENT_PRIVILEGE,
       disableTriggers: INSUFFICIENT_PRIVILEGE,
       dropTrigger: INSUFFICIENT_PRIVILEGE,
+      forgedDelete: INSUFFICIENT_PRIVILEGE,
       replaceTriggerFunction: INSUFFICIENT_PRIVILEGE,
       dropTable: INSUFFICIENT_PRIVILEGE,
       skipTriggers: INSUFFICIENT_PRIVILEGE,
@@ -132,6 +140,39 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
     });
     expect(await outcome(runtimeClient, `INSERT INTO audit_events (type, actor) VALUES ('test.probe', 'system')`)).toBe('ok');
     expect(await count()).toBe(before + 1);
+  });
+
+  it('when the runtime role tries to change the audit retention, then it is refused, and the owner wrote AUDIT_RETENTION_DAYS at start', async () => {
+    const attempts = {
+      update: await outcome(runtimeClient, 'UPDATE audit_retention SET days = 1'),
+      delete: await outcome(runtimeClient, 'DELETE FROM audit_retention'),
+      insert: await outcome(runtimeClient, 'INSERT INTO audit_retention (singleton, days) VALUES (true, 1) ON CONFLICT (singleton) DO UPDATE SET days = 1'),
+      truncate: await outcome(runtimeClient, 'TRUNCATE audit_retention'),
+    };
+
+    expect(attempts).toEqual({ update: INSUFFICIENT_PRIVILEGE, delete: INSUFFICIENT_PRIVILEGE, insert: INSUFFICIENT_PRIVILEGE, truncate: INSUFFICIENT_PRIVILEGE });
+    expect((await runtimeClient.query('SELECT days FROM audit_retention')).rows).toEqual([{ days: 30 }]);
+  });
+
+  it('when the runtime role calls prune_audit_events, then it deletes only what is older than the owner\'s retention, and cannot pass a retention of its own', async () => {
+    await runtimeClient.query(
+      `INSERT INTO audit_events (occurred_at, type, actor)
+       SELECT now() - make_interval(days => d), 'test.aged', 'aged-' || d FROM (VALUES (2), (29), (31), (365)) AS v(d)`,
+    );
+    const agedActors = async () =>
+      (await runtimeClient.query<{ actor: string }>("SELECT actor FROM audit_events WHERE type = 'test.aged' ORDER BY occurred_at DESC")).rows.map((r) => r.actor);
+
+    const ownRetention = await outcome(runtimeClient, 'SELECT prune_audit_events(1, 1000)');
+    for (let i = 0; i < 5; i++) await runtimeClient.query('SELECT prune_audit_events(1000)');
+
+    expect(ownRetention).toBe('42883'); // undefined_function: there is no such signature
+    expect(await agedActors()).toEqual(['aged-2', 'aged-29']);
+    const { rows } = await runtimeClient.query<{ runtime: boolean; stranger: boolean }>(
+      `SELECT has_function_privilege($1, 'prune_audit_events(integer)', 'EXECUTE') AS runtime,
+              has_function_privilege($2, 'prune_audit_events(integer)', 'EXECUTE') AS stranger`,
+      [runtime.name, stranger],
+    );
+    expect(rows).toEqual([{ runtime: true, stranger: false }]);
   });
 
   it('when `npm run migrate` runs with MIGRATION_DATABASE_URL, then it migrates as the owner, and the runtime role can use but not own the tables', async () => {
@@ -150,13 +191,15 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
     expect(rows).toEqual([{ owner: owner.name, insert: true, update: false }]);
   }, 60_000);
 
-  it('when the service starts again as the runtime role alone (no MIGRATION_DATABASE_URL, nothing pending), then it starts and serves', async () => {
+  it('when the service starts again as the runtime role alone (no MIGRATION_DATABASE_URL, nothing pending), then it starts and serves, and leaves the owner\'s retention as it was', async () => {
     const masterKey = t!.masterKey.toString('base64');
     await t!.close();
     t = undefined;
-    t = await startTestApp({ DATABASE_URL: urlFor(runtime), MASTER_KEY: masterKey });
+    t = await startTestApp({ DATABASE_URL: urlFor(runtime), MASTER_KEY: masterKey, AUDIT_RETENTION_DAYS: '1' });
 
     const key = await createApiKey(t, { role: 'viewer' });
     expect((await loginWithApiKey(t, key)).token_type).toBe('bearer');
+    expect((await runtimeClient.query('SELECT days FROM audit_retention')).rows).toEqual([{ days: 30 }]);
+    expect(t.logs()).toContain("AUDIT_RETENTION_DAYS is not applied: the role of DATABASE_URL may not change the audit retention, so the schema owner's 30 days stay in force");
   });
 });

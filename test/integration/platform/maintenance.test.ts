@@ -1,12 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { runMaintenance, type MaintenanceSettings } from '../../../src/maintenance';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, createUser, loginAs } from '../../helpers/factories';
-import { itOnSharedServerOnly } from '../../helpers/database';
+import { createTestDatabase, itOnSharedServerOnly, type TestDatabase } from '../../helpers/database';
 
 const settings = (overrides: Partial<MaintenanceSettings> = {}): MaintenanceSettings => ({
   intervalSeconds: 60,
   clockTolerance: 0,
-  auditRetentionDays: 400,
   ...overrides,
 });
 
@@ -131,17 +131,29 @@ describe('maintenance: pruning in batches, one instance at a time', () => {
   });
 });
 
-describe('maintenance: audit retention', () => {
-  let t: TestApp;
+describe('maintenance: audit retention, as the service last started set it', () => {
+  // One database that instances start on in turn, as a redeploy with a new AUDIT_RETENTION_DAYS does.
+  let db: TestDatabase;
+  let t: TestApp | undefined;
+  const masterKey = randomBytes(32).toString('base64');
+
+  const startWithRetention = async (days: string): Promise<TestApp> => {
+    await t?.close();
+    t = await startTestApp({ DATABASE_URL: db.url, MASTER_KEY: masterKey, AUDIT_RETENTION_DAYS: days });
+    return t;
+  };
 
   beforeAll(async () => {
-    t = await startTestApp({ MAINTENANCE_INTERVAL_SECONDS: '3600' });
+    db = await createTestDatabase();
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t?.close();
+    await db.drop();
+  });
 
   /** `count` events marked with `actor`, occurred `daysAgo` days ago. */
   const addEvents = (count: number, daysAgo: number, actor: string) =>
-    t.db.query(
+    t!.db.query(
       `INSERT INTO audit_events (occurred_at, type, actor, details)
        SELECT now() - make_interval(days => $2), 'session.revoked', $3, '{"route": "test"}'
          FROM generate_series(1, $1)`,
@@ -149,46 +161,64 @@ describe('maintenance: audit retention', () => {
     );
   const countsByActor = async () =>
     Object.fromEntries(
-      (await t.db.query<{ actor: string; n: number }>("SELECT actor, count(*)::int AS n FROM audit_events WHERE actor LIKE 'aged-%' GROUP BY actor")).rows.map(
+      (await t!.db.query<{ actor: string; n: number }>("SELECT actor, count(*)::int AS n FROM audit_events WHERE actor LIKE 'aged-%' GROUP BY actor")).rows.map(
         (r) => [r.actor, r.n],
       ),
     );
+  const retentionInDatabase = async () => (await t!.db.query<{ days: number }>('SELECT days FROM audit_retention')).rows[0]!.days;
 
-  it('when AUDIT_RETENTION_DAYS is 0, then a round keeps every event, however old', async () => {
+  it('when the service starts with AUDIT_RETENTION_DAYS=0, then that is the retention in the database and a round keeps every event, however old', async () => {
+    await startWithRetention('0');
     await addEvents(20, 4_000, 'aged-ancient');
 
-    const report = await runMaintenance(t.db, settings({ auditRetentionDays: 0 }));
+    const report = await runMaintenance(t!.db, settings());
 
-    expect(report.batches.auditEvents).toEqual([]);
+    expect(await retentionInDatabase()).toBe(0);
+    expect(report.batches.auditEvents).toEqual([0]);
     expect(await countsByActor()).toEqual({ 'aged-ancient': 20 });
   });
 
-  it('when events are older than the retention, then they are deleted in batches of at most 1,000 and the newer ones kept', async () => {
+  it('when it starts again with AUDIT_RETENTION_DAYS=400, then older events are deleted in batches of at most 1,000 and the newer ones kept', async () => {
+    await startWithRetention('400');
     await addEvents(2_480, 401, 'aged-401');
     await addEvents(30, 399, 'aged-399');
     await addEvents(5, 0, 'aged-0');
 
-    const report = await runMaintenance(t.db, settings({ auditRetentionDays: 400 }));
+    const report = await runMaintenance(t!.db, settings());
 
+    expect(await retentionInDatabase()).toBe(400);
     // The 20 ancient events of the previous test go too.
     expect(report.batches.auditEvents).toEqual([1_000, 1_000, 500]);
     expect(await countsByActor()).toEqual({ 'aged-399': 30, 'aged-0': 5 });
   });
 
-  it('when prune_audit_events is called with a retention under one day, then it is refused and nothing is deleted', async () => {
-    await expect(t.db.query('SELECT prune_audit_events(0, 1000)')).rejects.toThrow(/at least 1 day/);
-    await expect(t.db.query('SELECT prune_audit_events(1, 1001)')).rejects.toThrow(/batch size/);
+  it('when prune_audit_events is called with a retention of its own or a batch out of 1..1000, then it is refused and nothing is deleted', async () => {
+    await expect(t!.db.query('SELECT prune_audit_events(1, 1000)')).rejects.toThrow(/does not exist/);
+    await expect(t!.db.query('SELECT prune_audit_events(1001)')).rejects.toThrow(/batch size/);
+    await expect(t!.db.query('SELECT prune_audit_events(0)')).rejects.toThrow(/batch size/);
 
     expect(await countsByActor()).toEqual({ 'aged-399': 30, 'aged-0': 5 });
   });
 
   it('when a DELETE outside prune_audit_events forges its setting, then events younger than a day are still refused', async () => {
-    const attempt = t.db.withTransaction(async (tx) => {
+    const attempt = t!.db.withTransaction(async (tx) => {
       await tx.query("SELECT set_config('audit_events.delete_before', extract(epoch FROM now())::bigint::text, true)");
       await tx.query("DELETE FROM audit_events WHERE actor = 'aged-0'");
     });
 
     await expect(attempt).rejects.toThrow(/append-only/);
     expect(await countsByActor()).toEqual({ 'aged-399': 30, 'aged-0': 5 });
+  });
+
+  it('when prune_audit_events has run in a transaction, then a DELETE after it in the same transaction is refused', async () => {
+    await addEvents(3, 500, 'aged-500');
+
+    const attempt = t!.db.withTransaction(async (tx) => {
+      await tx.query('SELECT prune_audit_events(1)');
+      await tx.query("DELETE FROM audit_events WHERE actor = 'aged-500'");
+    });
+
+    await expect(attempt).rejects.toThrow(/append-only/);
+    expect(await countsByActor()).toEqual({ 'aged-500': 3, 'aged-399': 30, 'aged-0': 5 });
   });
 });
