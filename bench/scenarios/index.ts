@@ -18,7 +18,8 @@ export interface Dataset {
 }
 
 export interface BenchContext {
-  datasets: { main: Dataset; small: Dataset; large: Dataset };
+  /** million: the dataset of bench/scenarios/million.ts (its size depends on --quick), else main. */
+  datasets: { main: Dataset; small: Dataset; large: Dataset; million: Dataset };
   service: ServiceSettings;
   /** PKCS#8 PEM of the floors' own ES256 key (they sign tokens of their own). */
   floorPrivateKeyPem: string;
@@ -73,7 +74,7 @@ function readRequests(token: string, appnames: string[]): autocannon.Request[] {
 }
 
 /** POST /api/v1/auth/token with a freshly signed request token (unique jti) per request. */
-function exchangeRequests(keys: Dataset['keys']): autocannon.Request[] {
+export function exchangeRequests(keys: Dataset['keys']): autocannon.Request[] {
   let i = 0;
   return [
     {
@@ -114,11 +115,11 @@ function refreshRequests(initial: string[]): autocannon.Request[] {
   ];
 }
 
-async function serviceBearer(baseUrl: string, key: Dataset['keys'][number]): Promise<string> {
+export async function serviceBearer(baseUrl: string, key: Dataset['keys'][number]): Promise<string> {
   return (await exchange(baseUrl, requestToken(key.appname, key.appkey))).access_token;
 }
 
-async function readSide(ours: ServerHandle, data: Dataset): Promise<Side> {
+export async function readSide(ours: ServerHandle, data: Dataset): Promise<Side> {
   const token = await serviceBearer(ours.baseUrl, data.keys[0]!);
   return { label: ours.label, handle: ours, plan: staticPlan(readRequests(token, data.appnames)) };
 }
