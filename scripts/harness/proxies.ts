@@ -104,6 +104,8 @@ listen_port = ${port}
 unix_socket_dir =
 auth_type = trust
 auth_file = ${dir}/userlist.txt
+; The test reads SHOW CONFIG on the admin console to check the settings deploy/ gives.
+admin_users = ${user}
 default_pool_size = ${options.poolSize}
 logfile = ${dir}/pgbouncer.log
 pidfile = ${dir}/pgbouncer.pid
