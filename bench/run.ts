@@ -1,15 +1,17 @@
 /**
  * npm run bench [-- --quick] : the service against a floor per hot path, in one run.
  *
- * Builds the service (dist/) and the floor apps (dist/bench-floor/), seeds three throwaway databases
- * (1,000 keys; 100 keys; 100,000 keys), then for each scenario starts the service and its floor side
+ * Builds the service (dist/) and the floor apps (dist/bench-floor/), seeds throwaway databases
+ * (1,000 keys; for the scale scenarios 100 keys and 100,000 keys; for the million scenarios
+ * 1,000,000 keys and as many live sessions, 100,000 under --quick), then for each scenario starts the service and its floor side
  * by side and loads them in turn with autocannon, interleaved over rounds (the order alternates per
  * round). Each round yields a ratio ours/floor; the round with the median ratio is reported.
  * Results: a markdown table on stdout and bench/results/latest.json.
  *
  * Flags: --quick (1 round, 1 s warm-up + 2 s per side, targets reported, not enforced),
  *        --duration S, --warmup S, --rounds N, --connections N, --only id,id, --bcrypt-cost N,
- *        --no-build, --cpu-prof (service and floors run with node --cpu-prof into bench/results/profiles/).
+ *        --no-build, --cpu-prof (service and floors run with node --cpu-prof into bench/results/profiles/),
+ *        --million-keys N (the million scenarios' keys and sessions: default 1,000,000, 100,000 with --quick).
  */
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -17,12 +19,13 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
-import { createDatabase, createFloorSessionsTable, dropDatabase, fillApiKeys, query } from './harness/database';
+import { createDatabase, createFloorSessionsTable, dropDatabase, fillApiKeys, fillSessions, query } from './harness/database';
 import { measureSide, type Measurement } from './harness/load';
 import { killStartedProcesses } from '../scripts/harness/node-process';
 import { ROOT } from './harness/processes';
 import { createKey, mapLimit, passwordGrant, startFlags, startService, type ServiceSettings } from './harness/service';
 import { scenarios, type BenchContext, type Dataset, type Scenario } from './scenarios';
+import { millionScenarios, MILLION_IDS, pagingRun, PAGING_ID, type PagingResult } from './scenarios/million';
 
 const RSS_TARGET = 1.2;
 
@@ -36,6 +39,7 @@ interface Options {
   bcryptCost: number;
   build: boolean;
   cpuProf: boolean;
+  millionKeys: number;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -52,8 +56,9 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const only = value('--only')?.split(',');
-  const unknown = only?.filter((id) => !scenarios.some((s) => s.id === id));
-  if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.id).join(', ')}`);
+  const known = [...scenarios.map((s) => s.id), ...MILLION_IDS, PAGING_ID];
+  const unknown = only?.filter((id) => !known.includes(id));
+  if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
   return {
     quick,
     duration: num('--duration', quick ? 2 : 10),
@@ -64,6 +69,8 @@ function parseArgs(argv: string[]): Options {
     bcryptCost: num('--bcrypt-cost', 10),
     build: !argv.includes('--no-build'),
     cpuProf: argv.includes('--cpu-prof'),
+    // A full run seeds the million; --quick (CI) a tenth of it, so it stays quick.
+    millionKeys: Math.max(1000, Math.round(num('--million-keys', quick ? 100_000 : 1_000_000))),
   };
 }
 
@@ -87,7 +94,7 @@ function build(): void {
 }
 
 /** A fresh database migrated by the service itself, with `exercised` keys made through the API and filler up to `total`. */
-async function seed(db: string, total: number, exercised: number, service: ServiceSettings): Promise<Dataset> {
+async function seed(db: string, total: number, exercised: number, service: ServiceSettings, timing?: { fillSeconds: number }): Promise<Dataset> {
   await createDatabase(db);
   const server = await startService(`seed-${db}`, db, service);
   let keys: Dataset['keys'];
@@ -98,12 +105,15 @@ async function seed(db: string, total: number, exercised: number, service: Servi
   } finally {
     await server.stop();
   }
+  const began = performance.now();
   await fillApiKeys(db, total);
+  const fillSeconds = (performance.now() - began) / 1000;
+  if (timing) timing.fillSeconds = fillSeconds;
   const appnames = await query(db, async (c) => {
     const { rows } = await c.query<{ appname: string }>('SELECT appname FROM api_keys ORDER BY random() LIMIT 1000');
     return rows.map((r) => r.appname);
   });
-  log(`seeded ${db}: ${total} keys`);
+  log(`seeded ${db}: ${total} keys (${total - exercised} in one INSERT ... SELECT, with VACUUM ANALYZE: ${fillSeconds.toFixed(1)} s)`);
   return { db, totalKeys: total, keys, appnames };
 }
 
@@ -199,6 +209,17 @@ function table(results: ScenarioResult[], quick: boolean): string {
   return lines.join('\n');
 }
 
+/** The paging run: its one pass, and the median ms of pages at three depths and how far apart they are. */
+function pagingTable(p: PagingResult, quick: boolean): string {
+  const verdict = p.met ? 'met' : 'flatness missed';
+  return [
+    '| paging | one pass: pages of 1000, time, median ms per page | median ms of the first / middle / last page | slowest / fastest depth (target) | result |',
+    '|---|--:|---|--:|---|',
+    `| ${p.keys.toLocaleString('en-US')} keys, \`after\` = last appname of the page before | ${p.pages}, ${f1(p.totalSeconds)} s, ${f1(p.medianPageMs)} | ` +
+      `${f1(p.depths.start)} / ${f1(p.depths.middle)} / ${f1(p.depths.end)} (${p.rounds} rounds, random order) | ${f3(p.flatness)} (<= ${p.target}) | ${quick ? `(quick) ${verdict}` : verdict} |`,
+  ].join('\n');
+}
+
 async function machine(db: string) {
   const pg = await query(db, async (c) => (await c.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]!.v);
   const cpus = os.cpus();
@@ -213,7 +234,8 @@ async function machine(db: string) {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  const selected = scenarios.filter((s) => !o.only || o.only.includes(s.id));
+  const selected = [...scenarios, ...millionScenarios(o.millionKeys)].filter((s) => !o.only || o.only.includes(s.id));
+  const paging = !o.only || o.only.includes(PAGING_ID);
   if (o.build) build();
   const profileDir = path.join(__dirname, 'results', 'profiles');
   if (o.cpuProf) mkdirSync(profileDir, { recursive: true });
@@ -225,7 +247,7 @@ async function main(): Promise<void> {
     nodeArgs: [...nodeFlags, ...(o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
   };
   const prefix = `bench_${process.pid}`;
-  const dbs = { main: `${prefix}_k1000`, small: `${prefix}_k100`, large: `${prefix}_k100000` };
+  const dbs = { main: `${prefix}_k1000`, small: `${prefix}_k100`, large: `${prefix}_k100000`, million: `${prefix}_million_k${o.millionKeys}` };
   const created: string[] = [];
   const cleanup = async () => {
     killStartedProcesses();
@@ -237,9 +259,12 @@ async function main(): Promise<void> {
   });
 
   const results: ScenarioResult[] = [];
+  let pagingResult: PagingResult | undefined;
+  const millionSeed = { keys: o.millionKeys, fillSeconds: 0, sessionsSeconds: 0 };
   let info: Awaited<ReturnType<typeof machine>> | undefined;
   try {
     const needScale = selected.some((s) => s.id.startsWith('scale'));
+    const needMillion = paging || selected.some((s) => s.id.startsWith('million'));
     // Seeding with the 'seed' dataset runs as the driver: the 100,000-key table only when a scale scenario runs.
     const exercised = o.connections;
     created.push(dbs.main);
@@ -247,37 +272,58 @@ async function main(): Promise<void> {
     await createFloorSessionsTable(dbs.main);
     let small = main;
     let large = main;
-    if (needScale) {
-      created.push(dbs.small, dbs.large);
+    let million = main;
+    if (needScale || needMillion) {
+      created.push(dbs.small);
       small = await seed(dbs.small, 100, exercised, service);
+    }
+    if (needScale) {
+      created.push(dbs.large);
       large = await seed(dbs.large, 100_000, exercised, service);
+    }
+    if (needMillion) {
+      created.push(dbs.million);
+      million = await seed(dbs.million, o.millionKeys, exercised, service, millionSeed);
+      const began = performance.now();
+      const sessions = await fillSessions(dbs.million);
+      millionSeed.sessionsSeconds = (performance.now() - began) / 1000;
+      log(`seeded ${dbs.million}: ${sessions} live sessions in one INSERT ... SELECT, with VACUUM ANALYZE: ${millionSeed.sessionsSeconds.toFixed(1)} s`);
     }
     info = await machine(dbs.main);
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const ctx: BenchContext = {
-      datasets: { main, small, large },
+      datasets: { main, small, large, million },
       service,
       floorPrivateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       connections: o.connections,
     };
     for (const s of selected) results.push(await runScenario(s, ctx, o));
+    if (paging) {
+      log(`${PAGING_ID}: paging through ${o.millionKeys} keys`);
+      pagingResult = await pagingRun(ctx, log);
+    }
   } finally {
     await cleanup();
   }
 
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
   const settings = `${o.rounds} round(s), ${o.warmup} s warm-up + ${o.duration} s per side, ${o.connections} connections, bcrypt cost ${o.bcryptCost}`;
-  const markdown = table(results, o.quick);
+  const markdown = table(results, o.quick) + (pagingResult ? `\n\n${pagingTable(pagingResult, o.quick)}` : '');
+  const millionLine = results.some((r) => r.id.startsWith('million')) || pagingResult
+    ? `Million scenarios: ${o.millionKeys.toLocaleString('en-US')} keys${o.quick ? ' (--quick: 100,000 unless --million-keys; a full run seeds 1,000,000)' : ''}, ` +
+      `seeded in one INSERT ... SELECT in ${millionSeed.fillSeconds.toFixed(1)} s, and as many live sessions in ${millionSeed.sessionsSeconds.toFixed(1)} s (each with VACUUM ANALYZE).\n`
+    : '';
   process.stdout.write(
     `\n${markdown}\n\n` +
       `Command: \`${command}\` (${settings}); ratios are ours/floor req/s (2xx only) of the median round.\n` +
       `Node flags, on both sides (npm start's): ${nodeFlags.join(' ') || 'none'}.\n` +
+      millionLine +
       `Machine: ${info?.cpu}, ${info?.memoryGiB} GiB, ${info?.os}, Node ${info?.node}, PostgreSQL ${info?.postgres}.\n`,
   );
   const outFile = path.join(__dirname, 'results', 'latest.json');
   writeFileSync(
     outFile,
-    `${JSON.stringify({ date: new Date().toISOString(), command, options: o, nodeFlags, machine: info, rssTarget: RSS_TARGET, results, markdown }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), command, options: o, nodeFlags, machine: info, rssTarget: RSS_TARGET, results, million: millionSeed, paging: pagingResult, markdown }, null, 2)}\n`,
   );
   log(`wrote ${path.relative(ROOT, outFile)}`);
 
@@ -286,9 +332,10 @@ async function main(): Promise<void> {
     log(`non-2xx answers or no successful request in: ${broken.map((r) => r.id).join(', ')}`);
     process.exitCode = 1;
   }
-  const missed = results.filter((r) => !r.throughputMet || !r.rssMet);
+  const missed = results.filter((r) => !r.throughputMet || !r.rssMet).map((r) => r.id);
+  if (pagingResult && !pagingResult.met) missed.push(PAGING_ID);
   if (missed.length && !o.quick) {
-    log(`targets missed: ${missed.map((r) => r.id).join(', ')}`);
+    log(`targets missed: ${missed.join(', ')}`);
     process.exitCode = 1;
   }
 }

@@ -34,7 +34,7 @@ export async function fillApiKeys(db: string, total: number): Promise<void> {
     if (missing > 0) {
       await c.query(
         `INSERT INTO api_keys (appname, description, role, key_digest, key_ciphertext, last_login, last_ip)
-         SELECT 'filler-' || lpad(g::text, 6, '0'),
+         SELECT 'filler-' || lpad(g::text, 7, '0'),
                 'Filler key number ' || g || ' for the benchmark',
                 (ARRAY['viewer', 'editor', NULL])[1 + g % 3],
                 sha256(('filler digest ' || g || ' ' || random())::bytea),
@@ -46,6 +46,22 @@ export async function fillApiKeys(db: string, total: number): Promise<void> {
       );
     }
     await c.query('VACUUM ANALYZE api_keys');
+  });
+}
+
+/**
+ * One live API-key session per key, in one set-based insert (as an API-key exchange opens them): the
+ * table a busy deployment carries, 30 minutes of refresh and 10 hours of life left, never revoked.
+ */
+export async function fillSessions(db: string): Promise<number> {
+  return withClient(db, async (c) => {
+    const { rowCount } = await c.query(
+      `INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, refresh_expires_at, expires_at)
+       SELECT gen_random_uuid(), id, key_generation, gen_random_uuid(), now() + interval '30 minutes', now() + interval '10 hours'
+         FROM api_keys`,
+    );
+    await c.query('VACUUM ANALYZE sessions');
+    return rowCount ?? 0;
   });
 }
 

@@ -19,7 +19,8 @@ export interface Dataset {
 }
 
 export interface BenchContext {
-  datasets: { main: Dataset; small: Dataset; large: Dataset };
+  /** million: the dataset of bench/scenarios/million.ts (its size depends on --quick), else main. */
+  datasets: { main: Dataset; small: Dataset; large: Dataset; million: Dataset };
   service: ServiceSettings;
   /** PKCS#8 PEM of the floors' own ES256 key (they sign tokens of their own). */
   floorPrivateKeyPem: string;
@@ -76,7 +77,7 @@ function readRequests(token: string, appnames: string[]): autocannon.Request[] {
 }
 
 /** POST /api/v1/auth/token with a freshly signed request token (unique jti) per request. */
-function exchangeRequests(keys: Dataset['keys']): autocannon.Request[] {
+export function exchangeRequests(keys: Dataset['keys']): autocannon.Request[] {
   let i = 0;
   return [
     {
@@ -145,7 +146,7 @@ const basicAuth = (key: Dataset['keys'][number]) =>
   `Basic ${Buffer.from(`${encodeURIComponent(key.appname)}:${encodeURIComponent(key.appkey)}`).toString('base64')}`;
 
 /** Client credentials with client_secret_basic at `tokenPath`, the keys in turn. */
-function clientCredentialsBasic(tokenPath: string, keys: Dataset['keys']): autocannon.Request[] {
+export function clientCredentialsBasic(tokenPath: string, keys: Dataset['keys']): autocannon.Request[] {
   let i = 0;
   return [
     {
@@ -194,11 +195,11 @@ function jwtBearer(keys: Dataset['keys']): autocannon.Request[] {
 
 const fresh = (requests: () => autocannon.Request[]) => () => Promise.resolve({ requests: requests() });
 
-async function serviceBearer(baseUrl: string, key: Dataset['keys'][number]): Promise<string> {
+export async function serviceBearer(baseUrl: string, key: Dataset['keys'][number]): Promise<string> {
   return (await exchange(baseUrl, requestToken(key.appname, key.appkey))).access_token;
 }
 
-async function readSide(ours: ServerHandle, data: Dataset): Promise<Side> {
+export async function readSide(ours: ServerHandle, data: Dataset): Promise<Side> {
   const token = await serviceBearer(ours.baseUrl, data.keys[0]!);
   return { label: ours.label, handle: ours, plan: staticPlan(readRequests(token, data.appnames)) };
 }

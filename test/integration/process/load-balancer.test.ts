@@ -202,6 +202,22 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
     expect(recorded.rows).toEqual(shippedMigrations.map((name) => ({ name, n: 1 })));
   });
 
+  it("when PgBouncer runs with deploy/pgbouncer/pooling.ini, then it pools per transaction and ignores the driver's extra_float_digits", async () => {
+    if (needsRedis()) return;
+    // The admin console answers the simple query protocol only: a query without parameters.
+    const admin = new Client({ host: '127.0.0.1', port: pgbouncer!.port, user: decodeURIComponent(new URL(process.env.TEST_DATABASE_URL!).username) || 'postgres', database: 'pgbouncer' });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ key: string; value: string }>('SHOW CONFIG');
+      const setting = (key: string) => rows.find((r) => r.key === key)?.value;
+      expect(setting('pool_mode')).toBe('transaction');
+      expect(setting('ignore_startup_parameters')).toBe('extra_float_digits');
+      expect(setting('max_client_conn')).toBe('1000');
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('when requests come through nginx, then all three instances answer them', async () => {
     if (needsRedis()) return;
     const before = instances.map((i) => i.output().length);
