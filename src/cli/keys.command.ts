@@ -2,7 +2,8 @@ import type { Services } from '../services';
 
 export const KEYS_USAGE = `keys rotate   make a new signing key active; the old public key stays in the JWK Set until its tokens expire
 keys rewrap   re-encrypt every stored secret under MASTER_KEY (after a rotation: MASTER_KEY_PREVIOUS holds the old key);
-              once it has run, MASTER_KEY_PREVIOUS can be removed`;
+              once it has run, MASTER_KEY_PREVIOUS can be removed (refresh tokens from before the
+              rotation are accepted only while it is set: keep it SESSION_MAX_TTL if sessions should survive)`;
 
 export async function runKeysCommand(services: Pick<Services, 'db' | 'signingKeys' | 'apiKeys'>, [action]: string[]): Promise<string> {
   if (action === 'rotate') {
@@ -17,7 +18,9 @@ export async function runKeysCommand(services: Pick<Services, 'db' | 'signingKey
     }));
     return (
       `Re-encrypted ${signingKeys + appkeys} secrets under MASTER_KEY (${signingKeys} signing keys, ${appkeys} appkeys); ` +
-      'every stored secret is now under MASTER_KEY, so MASTER_KEY_PREVIOUS can be removed'
+      'every stored secret is now under MASTER_KEY. Refresh tokens issued before the rotation are signed with a ' +
+      'key derived from the old one and work only while MASTER_KEY_PREVIOUS is set: remove it once SESSION_MAX_TTL ' +
+      'has passed since the rotation, or now if those sessions may end'
     );
   }
   throw new Error(`unknown keys command "${action ?? ''}"\n\n${KEYS_USAGE}`);
