@@ -204,6 +204,31 @@ export async function readSide(ours: ServerHandle, data: Dataset): Promise<Side>
   return { label: ours.label, handle: ours, plan: staticPlan(readRequests(token, data.appnames)) };
 }
 
+/**
+ * A scenario of the service against node-oidc-provider on the main dataset's keys: the same setup
+ * for each, only the auth method and the two request builders differ. Its memory is not judged.
+ */
+function versusOidcProvider(s: Omit<Scenario, 'setup' | 'rssTarget'> & {
+  authMethod: 'client_secret_basic' | 'client_secret_jwt';
+  oursRequests: (keys: Dataset['keys']) => autocannon.Request[];
+  rivalRequests: (keys: Dataset['keys']) => autocannon.Request[];
+}): Scenario {
+  const { authMethod, oursRequests, rivalRequests, ...scenario } = s;
+  return {
+    ...scenario,
+    rssTarget: null,
+    async setup(ctx) {
+      const data = ctx.datasets.main;
+      const ours = await startService('ours', data.db, ctx.service);
+      const rival = await startOidcProvider(ctx, authMethod);
+      return {
+        ours: { label: 'ours', handle: ours, plan: fresh(() => oursRequests(data.keys)) },
+        floor: { label: 'oidc-provider', handle: rival, plan: fresh(() => rivalRequests(data.keys)) },
+      };
+    },
+  };
+}
+
 export const scenarios: Scenario[] = [
   {
     id: 'read',
@@ -316,57 +341,36 @@ export const scenarios: Scenario[] = [
       };
     },
   },
-  {
+  versusOidcProvider({
     id: 'oauth-cc-basic',
     title: 'oauth: client credentials, basic',
     ours: 'POST /oauth2/token, client_credentials, client_secret_basic (1,000 keys)',
     floor: 'oidc-provider 9, client_credentials, client_secret_basic, ES256 JWT access token, in-memory state',
     target: 1.0,
-    rssTarget: null,
-    async setup(ctx) {
-      const data = ctx.datasets.main;
-      const ours = await startService('ours', data.db, ctx.service);
-      const rival = await startOidcProvider(ctx, 'client_secret_basic');
-      return {
-        ours: { label: 'ours', handle: ours, plan: fresh(() => clientCredentialsBasic(OURS_TOKEN_ENDPOINT, data.keys)) },
-        floor: { label: 'oidc-provider', handle: rival, plan: fresh(() => clientCredentialsBasic('/token', data.keys)) },
-      };
-    },
-  },
-  {
+    authMethod: 'client_secret_basic',
+    oursRequests: (keys) => clientCredentialsBasic(OURS_TOKEN_ENDPOINT, keys),
+    rivalRequests: (keys) => clientCredentialsBasic('/token', keys),
+  }),
+  versusOidcProvider({
     id: 'oauth-jwt-bearer',
     title: 'oauth: jwt-bearer',
     ours: 'POST /oauth2/token, jwt-bearer grant, a fresh assertion per request (1,000 keys)',
     floor: 'oidc-provider 9, client_credentials, client_secret_jwt (a fresh assertion per request, replay-checked in memory)',
     target: 1.5,
-    rssTarget: null,
-    async setup(ctx) {
-      const data = ctx.datasets.main;
-      const ours = await startService('ours', data.db, ctx.service);
-      const rival = await startOidcProvider(ctx, 'client_secret_jwt');
-      return {
-        ours: { label: 'ours', handle: ours, plan: fresh(() => jwtBearer(data.keys)) },
-        floor: { label: 'oidc-provider', handle: rival, plan: fresh(() => clientCredentialsJwt(data.keys)) },
-      };
-    },
-  },
-  {
+    authMethod: 'client_secret_jwt',
+    oursRequests: jwtBearer,
+    rivalRequests: clientCredentialsJwt,
+  }),
+  versusOidcProvider({
     id: 'oauth-exchange',
     title: 'oauth: api-key exchange',
     ours: 'POST /api/v1/auth/token, a fresh request token per request (1,000 keys)',
     floor: 'oidc-provider 9, client_credentials, client_secret_jwt (as in oauth-jwt-bearer)',
     target: 1.5,
-    rssTarget: null,
-    async setup(ctx) {
-      const data = ctx.datasets.main;
-      const ours = await startService('ours', data.db, ctx.service);
-      const rival = await startOidcProvider(ctx, 'client_secret_jwt');
-      return {
-        ours: { label: 'ours', handle: ours, plan: fresh(() => exchangeRequests(data.keys)) },
-        floor: { label: 'oidc-provider', handle: rival, plan: fresh(() => clientCredentialsJwt(data.keys)) },
-      };
-    },
-  },
+    authMethod: 'client_secret_jwt',
+    oursRequests: exchangeRequests,
+    rivalRequests: clientCredentialsJwt,
+  }),
   {
     id: 'scale-read',
     title: 'scale: read',
