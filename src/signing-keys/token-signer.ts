@@ -61,9 +61,10 @@ function parseSegment(segment: string): Record<string, unknown> | undefined {
  * Done with node:crypto directly rather than jsonwebtoken, which costs more per ES256 signature as it
  * re-parses options and the key on every call (docs/performance.md, "request overhead"). The checks
  * are the same: one algorithm, key by kid, signature, iss, aud, exp and nbf with the leeway, then our
- * own typ and id claims. ES256 signatures and verifications run on libuv's thread pool (node:crypto's
- * callback form), not on the main thread, which every request shares (docs/performance.md, "ES256
- * off the main thread").
+ * own typ and id claims. ES256 verifications run on libuv's thread pool (node:crypto's callback form),
+ * not on the main thread, which every request shares; signatures stay on the main thread, where they
+ * do not queue behind bcrypt's hashes in that pool (docs/performance.md, "ES256 verification off the
+ * main thread").
  */
 export class TokenSigner {
   /** The encoded JOSE header per type and kid: it only changes when the signing key does. */
@@ -103,9 +104,7 @@ export class TokenSigner {
     }
     const { kid, privateKey } = await this.keys.signingKey();
     const signingInput = `${this.headerFor(kind, kid)}.${base64url(payload)}`;
-    const signature = await new Promise<Buffer>((resolve, reject) =>
-      signDigest(ES256.digest, Buffer.from(signingInput), { key: privateKey, dsaEncoding: ES256.dsaEncoding }, (err, out) => (err ? reject(err) : resolve(out))),
-    );
+    const signature = signDigest(ES256.digest, Buffer.from(signingInput), { key: privateKey, dsaEncoding: ES256.dsaEncoding });
     return `${signingInput}.${signature.toString('base64url')}`;
   }
 
