@@ -142,6 +142,19 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
     expect(await count()).toBe(before + 1);
   });
 
+  it('when the runtime role inserts an audit event with its own time or id, then PostgreSQL refuses it, and nothing is added', async () => {
+    const count = async () => Number((await runtimeClient.query<{ n: string }>('SELECT count(*) AS n FROM audit_events')).rows[0]!.n);
+    const before = await count();
+
+    const attempts = {
+      backDated: await outcome(runtimeClient, `INSERT INTO audit_events (occurred_at, type, actor) VALUES (now() - interval '1000 days', 'test.forged', 'system')`),
+      chosenId: await outcome(runtimeClient, `INSERT INTO audit_events (id, type, actor) OVERRIDING SYSTEM VALUE VALUES (1, 'test.forged', 'system')`),
+    };
+
+    expect(attempts).toEqual({ backDated: INSUFFICIENT_PRIVILEGE, chosenId: INSUFFICIENT_PRIVILEGE });
+    expect(await count()).toBe(before);
+  });
+
   it('when the runtime role tries to change the audit retention, then it is refused, and the owner wrote AUDIT_RETENTION_DAYS at start', async () => {
     const attempts = {
       update: await outcome(runtimeClient, 'UPDATE audit_retention SET days = 1'),
@@ -155,8 +168,9 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
   });
 
   it('when the runtime role calls prune_audit_events, then it deletes only what is older than the owner\'s retention, and cannot pass a retention of its own', async () => {
-    await runtimeClient.query(
-      `INSERT INTO audit_events (occurred_at, type, actor)
+    // Aged events can only be made by the owner: the runtime role may not choose occurred_at.
+    await asSuperuser(
+      `INSERT INTO ${schema}.audit_events (occurred_at, type, actor)
        SELECT now() - make_interval(days => d), 'test.aged', 'aged-' || d FROM (VALUES (2), (29), (31), (365)) AS v(d)`,
     );
     const agedActors = async () =>
@@ -181,14 +195,16 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', DATABASE_URL: urlFor(runtime, cliSchema), MIGRATION_DATABASE_URL: urlFor(owner, cliSchema) },
     });
 
-    expect(stdout).toMatch(/^Applied 0001_create_users\.sql, .*0010_least_privileged_runtime_role\.sql/);
-    const { rows } = await runtimeClient.query<{ owner: string; insert: boolean; update: boolean }>(
+    expect(stdout).toMatch(/^Applied 0001_create_users\.sql, .*0010_least_privileged_runtime_role\.sql, 0011_audit_events_insert_columns\.sql/);
+    const { rows } = await runtimeClient.query<{ owner: string; insertType: boolean; insertTime: boolean; update: boolean }>(
       `SELECT pg_get_userbyid(relowner) AS owner,
-              has_table_privilege($2, oid, 'INSERT') AS insert, has_table_privilege($2, oid, 'UPDATE') AS update
+              has_column_privilege($2, oid, 'type', 'INSERT') AS "insertType",
+              has_column_privilege($2, oid, 'occurred_at', 'INSERT') AS "insertTime",
+              has_table_privilege($2, oid, 'UPDATE') AS update
          FROM pg_class WHERE oid = $1::regclass`,
       [`${cliSchema}.audit_events`, runtime.name],
     );
-    expect(rows).toEqual([{ owner: owner.name, insert: true, update: false }]);
+    expect(rows).toEqual([{ owner: owner.name, insertType: true, insertTime: false, update: false }]);
   }, 60_000);
 
   it('when the service starts again as the runtime role alone (no MIGRATION_DATABASE_URL, nothing pending), then it starts and serves, and leaves the owner\'s retention as it was', async () => {
