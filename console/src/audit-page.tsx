@@ -1,7 +1,8 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, SessionEnded, describe, queryString, type AuditEvent } from './api';
+import { useState } from 'preact/hooks';
+import { queryString, type AuditEvent } from './api';
 import { Field } from './dialog';
 import { localDateTime } from './format';
+import { usePagedList } from './paged-list';
 import { call } from './session';
 import { AUDIT_EVENT_TYPES } from '../../src/shared/audit-context';
 
@@ -27,61 +28,32 @@ function instant(local: string): string | undefined {
   return Number.isNaN(date.getTime()) ? local : date.toISOString();
 }
 
+const listEvents = async (f: Filters, before: number | undefined) => {
+  const query = queryString({
+    limit: PAGE_SIZE,
+    before,
+    type: f.type,
+    appname: f.appname.trim(),
+    username: f.username.trim(),
+    since: instant(f.since),
+    until: instant(f.until),
+  });
+  return (await call<{ data: AuditEvent[] }>('GET', `/api/v1/audit-events${query}`)).data;
+};
+
 /** The audit trail, newest first (admins only: the API refuses others, and the console shows no link). */
 export function AuditPage() {
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
-  const [events, setEvents] = useState<AuditEvent[]>([]);
-  const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
-  const [error, setError] = useState<string>();
-  const [fieldErrors, setFieldErrors] = useState<Partial<Record<keyof Filters, string>>>({});
-  const [hasMore, setHasMore] = useState(false);
-  const [loadingMore, setLoadingMore] = useState(false);
-  const latest = useRef(0);
-
-  const load = async (f: Filters, before?: number) => {
-    const request = ++latest.current;
-    if (before) setLoadingMore(true);
-    else setState('loading');
-    const query = queryString({
-      limit: PAGE_SIZE,
-      before,
-      type: f.type,
-      appname: f.appname.trim(),
-      username: f.username.trim(),
-      since: instant(f.since),
-      until: instant(f.until),
-    });
-    try {
-      const page = await call<{ data: AuditEvent[] }>('GET', `/api/v1/audit-events${query}`);
-      if (request !== latest.current) return;
-      setEvents((current) => (before ? [...current, ...page.data] : page.data));
-      setHasMore(page.data.length === PAGE_SIZE);
-      setFieldErrors({});
-      setError(undefined);
-      setState('ready');
-    } catch (err) {
-      if (request !== latest.current || err instanceof SessionEnded) return;
-      const named = err instanceof ApiError && err.status === 400 ? err.field : undefined;
-      const field = FIELDS.find((name) => name === named);
-      if (field && err instanceof ApiError) {
-        setFieldErrors({ [field]: err.message });
-        setEvents([]);
-        setHasMore(false);
-        setState('ready');
-      } else {
-        setError(describe(err));
-        if (!before) setState('error');
-      }
-    } finally {
-      if (request === latest.current) setLoadingMore(false);
-    }
-  };
-
-  useEffect(() => {
-    const typing = filters.appname || filters.username;
-    const timer = setTimeout(() => void load(filters), typing ? 300 : 0);
-    return () => clearTimeout(timer);
-  }, [filters]);
+  const list = usePagedList({
+    query: filters,
+    pageSize: PAGE_SIZE,
+    fetchPage: listEvents,
+    cursorOf: (event: AuditEvent) => event.id,
+    fields: FIELDS,
+    // Typing a name waits for a pause; a choice from a list or a date picker loads at once.
+    debounceMs: (f) => (f.appname || f.username ? 300 : 0),
+  });
+  const { items: events, state, error, fieldErrors } = list;
 
   const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) => {
     const value = event.currentTarget.value;
@@ -144,7 +116,7 @@ export function AuditPage() {
       {state === 'error' ? (
         <div class="banner banner-error" role="alert">
           <span>{error}</span>
-          <button type="button" class="button" onClick={() => void load(filters)}>
+          <button type="button" class="button" onClick={list.reload}>
             Try again
           </button>
         </div>
@@ -187,9 +159,9 @@ export function AuditPage() {
           {error}
         </p>
       )}
-      {hasMore && state === 'ready' && (
+      {list.hasMore && state === 'ready' && (
         <div class="more">
-          <button type="button" class="button" disabled={loadingMore} aria-busy={loadingMore} onClick={() => void load(filters, events[events.length - 1]?.id)}>
+          <button type="button" class="button" disabled={list.loadingMore} aria-busy={list.loadingMore} onClick={list.loadMore}>
             Load more
           </button>
         </div>

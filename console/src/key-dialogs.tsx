@@ -31,6 +31,26 @@ function FormError(props: { message?: string }) {
   ) : null;
 }
 
+/**
+ * A dialog form's submission: busy while it runs; a refusal is placed by `place` (beside a field, or
+ * above the buttons) and the form can be sent again. On success the dialog's caller takes over.
+ */
+function useSubmission<E>(place: (err: unknown) => E, none: E) {
+  const [errors, setErrors] = useState<E>(none);
+  const [busy, setBusy] = useState(false);
+  const submitting = async (send: () => Promise<void>) => {
+    setBusy(true);
+    setErrors(none);
+    try {
+      await send();
+    } catch (err) {
+      setErrors(place(err));
+      setBusy(false);
+    }
+  };
+  return { errors, setErrors, busy, submitting };
+}
+
 function RoleSelect(props: { user: User; value: RoleOption; onChange: (value: RoleOption) => void; error?: string }) {
   return (
     <Field label="Role" error={props.error} hint={props.user.role === 'admin' ? undefined : 'Only admins can give a key the admin role.'}>
@@ -78,23 +98,17 @@ export function CreateKeyDialog(props: { user: User; onClose: () => void; onCrea
   const [touched, setTouched] = useState(false);
   const [description, setDescription] = useState('');
   const [role, setRole] = useState<RoleOption>('none');
-  const [errors, setErrors] = useState<Errors>({});
-  const [busy, setBusy] = useState(false);
+  const { errors, setErrors, busy, submitting } = useSubmission<Errors>((err) => errorsOf(err, 'appname'), {});
   const appnameError = errors.appname ?? (touched ? appnameProblem(appname) : undefined);
 
   const submit = async (event: Event) => {
     event.preventDefault();
     setTouched(true);
     if (appnameProblem(appname)) return;
-    setBusy(true);
-    setErrors({});
-    try {
+    await submitting(async () => {
       const created = await call<{ data: KeyWithSecret }>('POST', KEYS, { appname, description, roles: rolesOf(role) });
       props.onCreated(created.data);
-    } catch (err) {
-      setErrors(errorsOf(err, 'appname'));
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -130,21 +144,15 @@ export function CreateKeyDialog(props: { user: User; onClose: () => void; onCrea
 export function EditKeyDialog(props: { user: User; apiKey: ApiKey; onClose: () => void; onSaved: (key: ApiKey) => void }) {
   const [description, setDescription] = useState(props.apiKey.description);
   const [role, setRole] = useState<RoleOption>(optionOf(props.apiKey));
-  const [errors, setErrors] = useState<Errors>({});
-  const [busy, setBusy] = useState(false);
+  const { errors, busy, submitting } = useSubmission<Errors>(errorsOf, {});
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setErrors({});
-    try {
+    await submitting(async () => {
       // PUT replaces the record: both fields go, changed or not.
       const saved = await call<{ data: ApiKey }>('PUT', keyPath(props.apiKey.appname), { description, roles: rolesOf(role) });
       props.onSaved(saved.data);
-    } catch (err) {
-      setErrors(errorsOf(err));
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -161,14 +169,11 @@ export function EditKeyDialog(props: { user: User; apiKey: ApiKey; onClose: () =
 
 export function RegenerateKeyDialog(props: { apiKey: ApiKey; onClose: () => void; onRegenerated: (key: KeyWithSecret) => void }) {
   const [grace, setGrace] = useState('0');
-  const [errors, setErrors] = useState<Errors>({});
-  const [busy, setBusy] = useState(false);
+  const { errors, busy, submitting } = useSubmission<Errors>(errorsOf, {});
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setErrors({});
-    try {
+    await submitting(async () => {
       const query = `?grace_seconds=${encodeURIComponent(grace.trim() || '0')}`;
       // Regenerate replaces the record too: the key keeps its description and role only if they are sent.
       const regenerated = await call<{ data: KeyWithSecret }>('PUT', `${keyPath(props.apiKey.appname)}/regen${query}`, {
@@ -176,10 +181,7 @@ export function RegenerateKeyDialog(props: { apiKey: ApiKey; onClose: () => void
         roles: props.apiKey.roles,
       });
       props.onRegenerated(regenerated.data);
-    } catch (err) {
-      setErrors(errorsOf(err));
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -211,22 +213,16 @@ export function RegenerateKeyDialog(props: { apiKey: ApiKey; onClose: () => void
 
 export function DeleteKeyDialog(props: { apiKey: ApiKey; onClose: () => void; onDeleted: () => void }) {
   const [typed, setTyped] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { errors: error, busy, submitting } = useSubmission<string | undefined>(describe, undefined);
   const matches = typed === props.apiKey.appname;
 
   const submit = async (event: Event) => {
     event.preventDefault();
     if (!matches) return;
-    setBusy(true);
-    setError(undefined);
-    try {
+    await submitting(async () => {
       await call('DELETE', keyPath(props.apiKey.appname));
       props.onDeleted();
-    } catch (err) {
-      setError(describe(err));
-      setBusy(false);
-    }
+    });
   };
 
   return (

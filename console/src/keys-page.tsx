@@ -1,7 +1,8 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, SessionEnded, describe, queryString, type ApiKey } from './api';
+import { useState } from 'preact/hooks';
+import { queryString, type ApiKey } from './api';
 import { CreateKeyDialog, DeleteKeyDialog, EditKeyDialog, NewAppkeyDialog, RegenerateKeyDialog, type KeyWithSecret } from './key-dialogs';
 import { localDateTime } from './format';
+import { usePagedList } from './paged-list';
 import { call, type User } from './session';
 
 const PAGE_SIZE = 50;
@@ -16,52 +17,25 @@ const canWrite = (user: User) => user.role === 'editor' || user.role === 'admin'
 /** Editors manage keys up to editor; the API decides all the same. */
 const canManage = (user: User, key: ApiKey) => user.role === 'admin' || (user.role === 'editor' && key.roles[0] !== 'admin');
 
+const listKeys = async (prefix: string, after: string | undefined) =>
+  (await call<{ data: ApiKey[] }>('GET', `/api/v1/api-keys${queryString({ limit: PAGE_SIZE, after, prefix })}`)).data;
+
 export function KeysPage(props: { user: User }) {
   const { user } = props;
-  const [keys, setKeys] = useState<ApiKey[]>([]);
-  const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
-  const [error, setError] = useState<string>();
   const [filter, setFilter] = useState('');
-  const [filterError, setFilterError] = useState<string>();
-  const [hasMore, setHasMore] = useState(false);
-  const [loadingMore, setLoadingMore] = useState(false);
+  const prefix = filter.trim();
+  const list = usePagedList({
+    query: prefix,
+    pageSize: PAGE_SIZE,
+    fetchPage: listKeys,
+    cursorOf: (key: ApiKey) => key.appname,
+    fields: ['prefix'],
+    debounceMs: (typed) => (typed ? 250 : 0),
+  });
+  const { items: keys, setItems: setKeys, state, error } = list;
+  const filterError = list.fieldErrors.prefix;
   const [open, setOpen] = useState<Open>();
   const [notice, setNotice] = useState<string>();
-  const latest = useRef(0);
-
-  /** Loads a page: the first (replacing the list) or the one after `after`. Answers to older requests are dropped. */
-  const load = async (prefix: string, after?: string) => {
-    const request = ++latest.current;
-    if (after) setLoadingMore(true);
-    else setState('loading');
-    try {
-      const page = await call<{ data: ApiKey[] }>('GET', `/api/v1/api-keys${queryString({ limit: PAGE_SIZE, after, prefix })}`);
-      if (request !== latest.current) return;
-      setKeys((current) => (after ? [...current, ...page.data] : page.data));
-      setHasMore(page.data.length === PAGE_SIZE);
-      setFilterError(undefined);
-      setError(undefined);
-      setState('ready');
-    } catch (err) {
-      if (request !== latest.current || err instanceof SessionEnded) return;
-      if (err instanceof ApiError && err.status === 400 && err.field === 'prefix') {
-        setFilterError(err.message);
-        setKeys([]);
-        setHasMore(false);
-        setState('ready');
-      } else {
-        setError(describe(err));
-        if (!after) setState('error');
-      }
-    } finally {
-      if (request === latest.current) setLoadingMore(false);
-    }
-  };
-
-  useEffect(() => {
-    const timer = setTimeout(() => void load(filter.trim()), filter ? 250 : 0);
-    return () => clearTimeout(timer);
-  }, [filter]);
 
   const replace = (key: ApiKey) => setKeys((current) => current.map((k) => (k.appname === key.appname ? { ...key } : k)));
   const writer = canWrite(user);
@@ -105,7 +79,7 @@ export function KeysPage(props: { user: User }) {
       {state === 'error' ? (
         <div class="banner banner-error" role="alert">
           <span>{error}</span>
-          <button type="button" class="button" onClick={() => void load(filter.trim())}>
+          <button type="button" class="button" onClick={list.reload}>
             Try again
           </button>
         </div>
@@ -130,7 +104,7 @@ export function KeysPage(props: { user: User }) {
           </table>
           {state === 'loading' && <p class="table-state">Loading keys…</p>}
           {state === 'ready' && keys.length === 0 && !filterError && (
-            <p class="table-state">{filter.trim() ? `No key's appname starts with “${filter.trim()}”.` : writer ? 'No keys yet. Create the first one.' : 'No keys yet.'}</p>
+            <p class="table-state">{prefix ? `No key's appname starts with “${prefix}”.` : writer ? 'No keys yet. Create the first one.' : 'No keys yet.'}</p>
           )}
         </div>
       )}
@@ -139,9 +113,9 @@ export function KeysPage(props: { user: User }) {
           {error}
         </p>
       )}
-      {hasMore && state === 'ready' && (
+      {list.hasMore && state === 'ready' && (
         <div class="more">
-          <button type="button" class="button" disabled={loadingMore} aria-busy={loadingMore} onClick={() => void load(filter.trim(), keys[keys.length - 1]?.appname)}>
+          <button type="button" class="button" disabled={list.loadingMore} aria-busy={list.loadingMore} onClick={list.loadMore}>
             Load more
           </button>
         </div>
@@ -154,7 +128,7 @@ export function KeysPage(props: { user: User }) {
           onCreated={(key) => {
             setOpen({ kind: 'secret', key, regenerated: false });
             setNotice(`Key ${key.appname} created.`);
-            void load(filter.trim());
+            list.reload();
           }}
         />
       )}
