@@ -4,12 +4,12 @@ import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { createClient } from 'redis';
 import { REPOSITORY_ROOT, startNodeProcess, type NodeProcess } from '../../../scripts/harness/node-process';
 import { findExecutable, PROXIES_INSTALL_HINT, startNginx, startPgBouncer, type Proxy } from '../../../scripts/harness/proxies';
 import { MIGRATIONS_DIR } from '../../../src/db/migrate';
 import { signRequestToken } from '../../helpers/tokens';
 import { onSharedServerOnly } from '../../helpers/database';
+import { REDIS_URL, redisForTests, sharedCounters } from '../../helpers/redis';
 import { form, json, send } from './http-client';
 
 /**
@@ -26,21 +26,7 @@ const installed = PGBOUNCER !== undefined && NGINX !== undefined;
 if (!installed && process.env.CI === 'true') throw new Error(`${PROXIES_INSTALL_HINT}; CI=true does not allow skipping the load-balancer test`);
 if (!installed) console.warn(`skipped: load-balancer test: ${PROXIES_INSTALL_HINT}`);
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PASSWORD_FAILURES = 6;
-
-async function redisReachable(): Promise<boolean> {
-  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 1_000, reconnectStrategy: false } });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    await client.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Builds dist/ (as `npm run build` does) unless it is newer than every source file. */
 async function ensureBuilt(): Promise<void> {
@@ -121,8 +107,7 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   };
 
   beforeAll(async () => {
-    redisUp = await redisReachable();
-    if (!redisUp && process.env.CI) throw new Error(`Redis is not reachable at ${REDIS_URL}`);
+    redisUp = await redisForTests();
     if (!redisUp) return;
     await ensureBuilt();
     const server = new URL(process.env.TEST_DATABASE_URL!);
@@ -147,8 +132,7 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
       LOG_LEVEL: 'info',
       BOOTSTRAP_ADMIN_USERNAME: admin.username,
       BOOTSTRAP_ADMIN_PASSWORD: admin.password,
-      REDIS_URL,
-      RATE_LIMIT_REDIS_PREFIX: `lb-test:${randomBytes(4).toString('hex')}:`,
+      ...sharedCounters('lb-test'),
       RATE_LIMIT_ENABLED: 'true',
       // Every request of this file comes from 127.0.0.1: only the limit under test is small.
       RATE_LIMIT_PASSWORD_FAILURES: String(PASSWORD_FAILURES),

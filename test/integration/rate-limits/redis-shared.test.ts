@@ -1,22 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createClient } from 'redis';
 import { startServerProcess, type ServerProcess } from '../process/server-process';
 import { expectError } from '../../helpers/errors';
-
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function redisReachable(): Promise<boolean> {
-  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 1_000, reconnectStrategy: false } });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    await client.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { REDIS_URL, redisForTests, sharedCounters } from '../../helpers/redis';
 
 const refresh = (server: ServerProcess) =>
   fetch(`${server.baseUrl}/api/auth/bearer/refresh`, {
@@ -30,13 +15,11 @@ describe('rate-limit counters in Redis: two instances, one budget', () => {
   let available = false;
 
   beforeAll(async () => {
-    available = await redisReachable();
     // CI starts Redis; elsewhere the suite still runs, and says plainly what it could not check.
-    if (!available && process.env.CI) throw new Error(`Redis is not reachable at ${REDIS_URL}`);
+    available = await redisForTests();
     if (!available) return;
     const env = {
-      REDIS_URL,
-      RATE_LIMIT_REDIS_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+      ...sharedCounters('test'),
       RATE_LIMIT_ENABLED: 'true',
       RATE_LIMIT_TOKEN_REQUESTS: '5',
       RATE_LIMIT_TOKEN_WINDOW: '60',
@@ -66,12 +49,10 @@ describe('the account alert in Redis: two instances, one count per username', ()
   let available = false;
 
   beforeAll(async () => {
-    available = await redisReachable();
-    if (!available && process.env.CI) throw new Error(`Redis is not reachable at ${REDIS_URL}`);
+    available = await redisForTests();
     if (!available) return;
     const env = {
-      REDIS_URL,
-      RATE_LIMIT_REDIS_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+      ...sharedCounters('test'),
       RATE_LIMIT_ENABLED: 'true',
       RATE_LIMIT_PASSWORD_FAILURES: '100',
       RATE_LIMIT_PASSWORD_ADDRESS_FAILURES: '100',
