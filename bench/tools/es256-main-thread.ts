@@ -1,8 +1,8 @@
 /**
  * npx tsx bench/tools/es256-main-thread.ts
  * What an ES256 signature and verification cost the main thread done in place (sync) and handed to
- * libuv's thread pool (callback form): docs/performance.md, "ES256 off the main thread". Linux only:
- * the main thread's CPU time is read from /proc.
+ * libuv's thread pool (callback form): docs/performance.md, "ES256 in libuv's thread pool (tried and
+ * dropped)". Linux only: the main thread's CPU time is read from /proc.
  */
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';

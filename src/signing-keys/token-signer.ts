@@ -61,10 +61,7 @@ function parseSegment(segment: string): Record<string, unknown> | undefined {
  * Done with node:crypto directly rather than jsonwebtoken, which costs more per ES256 signature as it
  * re-parses options and the key on every call (docs/performance.md, "request overhead"). The checks
  * are the same: one algorithm, key by kid, signature, iss, aud, exp and nbf with the leeway, then our
- * own typ and id claims. ES256 verifications run on libuv's thread pool (node:crypto's callback form),
- * not on the main thread, which every request shares; signatures stay on the main thread, where they
- * do not queue behind bcrypt's hashes in that pool (docs/performance.md, "ES256 verification off the
- * main thread").
+ * own typ and id claims.
  */
 export class TokenSigner {
   /** The encoded JOSE header per type and kid: it only changes when the signing key does. */
@@ -154,10 +151,7 @@ export class TokenSigner {
     }
     if (header.alg !== ALGORITHM || typeof header.kid !== 'string' || signature.length !== ES256_SIGNATURE_BYTES) return false;
     const key = await this.keys.publicKey(header.kid);
-    if (key === undefined) return false;
-    return new Promise<boolean>((resolve, reject) =>
-      verifyDigest(ES256.digest, Buffer.from(signingInput), { key, dsaEncoding: ES256.dsaEncoding }, signature, (err, holds) => (err ? reject(err) : resolve(holds))),
-    );
+    return key !== undefined && verifyDigest(ES256.digest, Buffer.from(signingInput), { key, dsaEncoding: ES256.dsaEncoding }, signature);
   }
 
   /** Access tokens are typed `at+jwt` (RFC 9068 §2.1), so an RFC 9068 resource server accepts them and nothing takes another JWT for one. */
