@@ -27,6 +27,12 @@ export async function redisForTests(): Promise<boolean> {
   return reachable;
 }
 
+/** True, after saying so, when a test that needs Redis must skip: `reachable` is redisForTests()'s answer. */
+export function skipsWithoutRedis(reachable: boolean): boolean {
+  if (!reachable) console.warn(`skipped: Redis is not reachable at ${REDIS_URL}`);
+  return !reachable;
+}
+
 /** The settings that put an instance's rate-limit counters in Redis, under a prefix of this run's own. */
 export const sharedCounters = (label: string) => ({
   REDIS_URL,

@@ -9,7 +9,7 @@ import { findExecutable, PROXIES_INSTALL_HINT, startNginx, startPgBouncer, type 
 import { MIGRATIONS_DIR } from '../../../src/db/migrate';
 import { signRequestToken } from '../../helpers/tokens';
 import { onSharedServerOnly } from '../../helpers/database';
-import { REDIS_URL, redisForTests, sharedCounters } from '../../helpers/redis';
+import { redisForTests, sharedCounters, skipsWithoutRedis } from '../../helpers/redis';
 import { form, json, send } from './http-client';
 
 /**
@@ -160,10 +160,7 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
     if (databaseCreated) await onServer(new URL(process.env.TEST_DATABASE_URL!).pathname.slice(1), (c) => c.query(`DROP DATABASE ${database} WITH (FORCE)`));
   }, 60_000);
 
-  const needsRedis = () => {
-    if (!redisUp) console.warn(`skipped: Redis is not reachable at ${REDIS_URL}`);
-    return !redisUp;
-  };
+  const needsRedis = () => skipsWithoutRedis(redisUp);
 
   it('when three instances start together through PgBouncer, then each migration is applied exactly once', async () => {
     if (needsRedis()) return;

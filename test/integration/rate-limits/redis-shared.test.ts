@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { startServerProcess, type ServerProcess } from '../process/server-process';
 import { expectError } from '../../helpers/errors';
-import { REDIS_URL, redisForTests, sharedCounters } from '../../helpers/redis';
+import { redisForTests, sharedCounters, skipsWithoutRedis } from '../../helpers/redis';
 
 const refresh = (server: ServerProcess) =>
   fetch(`${server.baseUrl}/api/auth/bearer/refresh`, {
@@ -29,10 +29,7 @@ describe('rate-limit counters in Redis: two instances, one budget', () => {
   afterAll(() => Promise.all(servers.map((s) => s.cleanup())));
 
   it('when requests alternate between two instances, then the sixth one is refused wherever it lands', async () => {
-    if (!available) {
-      console.warn(`skipped: Redis is not reachable at ${REDIS_URL}`);
-      return;
-    }
+    if (skipsWithoutRedis(available)) return;
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const statuses: number[] = [];
     for (const server of [a, b, a, b, a]) statuses.push((await refresh(server)).status);
@@ -71,10 +68,7 @@ describe('the account alert in Redis: two instances, one count per username', ()
     });
 
   it('when failures for one username alternate between instances past the threshold, then one alert is raised in all, and both slow the next attempt', async () => {
-    if (!available) {
-      console.warn(`skipped: Redis is not reachable at ${REDIS_URL}`);
-      return;
-    }
+    if (skipsWithoutRedis(available)) return;
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const username = `target-${randomBytes(4).toString('hex')}`;
     const statuses: number[] = [];
