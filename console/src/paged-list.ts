@@ -89,6 +89,7 @@ export function usePagedList<T, Q, Cursor>({ query, pageSize, fetchPage, cursorO
     hasMore,
     loadingMore,
     reload: () => void load(query),
-    loadMore: () => void (last === undefined ? load(query) : load(query, cursorOf(last))),
+    // Offered only after a full page, so there is always a last item to continue from.
+    loadMore: () => void (last !== undefined && load(query, cursorOf(last))),
   };
 }
