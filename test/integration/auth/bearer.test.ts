@@ -39,8 +39,9 @@ describe('bearer middleware', () => {
     expectInvalidToken(der);
   });
 
-  it('when the access token’s claims are altered under the original signature, then 401', async () => {
+  it('when the access token’s claims are altered under the original signature, then 401, though the original was accepted', async () => {
     const login = await loginAs(t, user);
+    expect((await callProtected(t, login.access_token)).status).toBe(200);
     const [header, , signature] = login.access_token.split('.');
     const payload = Buffer.from(JSON.stringify({ ...claimsOf(login.access_token), roles: ['admin'] })).toString('base64url');
 
@@ -81,3 +82,27 @@ describe('bearer middleware', () => {
     expect(res.status).toBe(200);
   });
 });
+
+// The service checks a token's signature once and remembers the verdict (docs/performance.md, "read");
+// what a token says is still judged on every call.
+describe('bearer middleware, for a token it has accepted before', () => {
+  const TTL_SECONDS = 2;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ ACCESS_TOKEN_TTL: String(TTL_SECONDS), CLOCK_TOLERANCE: '0' });
+  });
+  afterAll(() => t.close());
+
+  it('when the token has expired since it was accepted, then 401', async () => {
+    const login = await loginAs(t, await createUser(t, { role: 'viewer' }));
+    expect((await callProtected(t, login.access_token)).status).toBe(200);
+
+    await sleep((claimsOf(login.access_token).exp as number) * 1000 + 100 - Date.now());
+    const res = await callProtected(t, login.access_token);
+
+    expectInvalidToken(res);
+  });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
