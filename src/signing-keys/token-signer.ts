@@ -36,8 +36,6 @@ const isUuid = (value: unknown): value is string => typeof value === 'string' &&
 const ES256 = { digest: 'sha256', dsaEncoding: 'ieee-p1363' } as const;
 const ES256_SIGNATURE_BYTES = 64;
 const HS256_SIGNATURE_BYTES = 32;
-/** Access tokens live minutes; this many covers every caller of a busy instance at about 5 MiB. */
-const VERIFIED_TOKENS_KEPT = 10_000;
 
 /** The refresh-token key: derived from the master key (so every instance has it), and used for nothing else. */
 export const refreshTokenKey = (masterKey: Buffer): KeyObject =>
@@ -70,7 +68,7 @@ export class TokenSigner {
   /** The encoded JOSE header per type and kid: it only changes when the signing key does. */
   private readonly headers = new Map<string, string>();
   private readonly refreshHeader = base64url({ alg: REFRESH_ALGORITHM, typ: 'JWT' });
-  private readonly verified = new VerifiedTokens(VERIFIED_TOKENS_KEPT);
+  private readonly verified = new VerifiedTokens();
 
   constructor(
     private readonly keys: SigningKeysService,

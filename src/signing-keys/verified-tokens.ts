@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ExpiringMap } from '../cache/expiring-map';
 
 export interface VerifiedToken {
   kid: string;
@@ -13,19 +14,17 @@ export interface VerifiedToken {
  * still read from the database on every request.
  *
  * Kept by a SHA-256 digest of the whole token, so that no lookup compares a presented token with a
- * kept one, and at most `capacity` of them, the oldest going first.
+ * kept one; at most 10,000 of them, each for at most 5 minutes (the default access-token lifetime;
+ * a longer-lived token is simply verified again).
  */
 export class VerifiedTokens {
-  private readonly kept = new Map<string, VerifiedToken>();
-
-  constructor(private readonly capacity: number) {}
+  private readonly kept = new ExpiringMap<string, VerifiedToken>({ maxEntries: 10_000, ttlMs: 5 * 60_000 });
 
   find(token: string): VerifiedToken | undefined {
     return this.kept.get(digestOf(token));
   }
 
   keep(token: string, verified: VerifiedToken): void {
-    if (this.kept.size >= this.capacity) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(digestOf(token), { kid: verified.kid, claims: Object.freeze(verified.claims) });
   }
 
