@@ -44,16 +44,18 @@ export async function insertUserIfAbsent(
   return rows[0];
 }
 
-export async function updateUserRole(q: Queryable, username: string, role: Role | null): Promise<boolean> {
-  const { rowCount } = await q.query('UPDATE users SET role = $2, updated_at = now() WHERE username = $1', [username, role]);
-  return (rowCount ?? 0) > 0;
-}
+export const updateUserRole = (q: Queryable, username: string, role: Role | null) =>
+  updateOneColumn(q, 'UPDATE users SET role = $2, updated_at = now() WHERE username = $1', username, role);
 
-export async function updateUserPassword(q: Queryable, username: string, passwordHash: string): Promise<boolean> {
-  const { rowCount } = await q.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE username = $1', [
-    username,
-    passwordHash,
-  ]);
+export const updateUserPassword = (q: Queryable, username: string, passwordHash: string) =>
+  updateOneColumn(q, 'UPDATE users SET password_hash = $2, updated_at = now() WHERE username = $1', username, passwordHash);
+
+export const updateUserDisabled = (q: Queryable, username: string, disabled: boolean) =>
+  updateOneColumn(q, 'UPDATE users SET disabled = $2, updated_at = now() WHERE username = $1', username, disabled);
+
+/** `statement` sets one column to $2 for the user named $1; true when there was such a user. */
+async function updateOneColumn(q: Queryable, statement: string, username: string, value: unknown): Promise<boolean> {
+  const { rowCount } = await q.query(statement, [username, value]);
   return (rowCount ?? 0) > 0;
 }
 
@@ -63,14 +65,6 @@ export async function updateUserPassword(q: Queryable, username: string, passwor
  */
 export async function replacePasswordHash(q: Queryable, userId: string, currentHash: string, newHash: string): Promise<boolean> {
   const { rowCount } = await q.query('UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2', [userId, currentHash, newHash]);
-  return (rowCount ?? 0) > 0;
-}
-
-export async function updateUserDisabled(q: Queryable, username: string, disabled: boolean): Promise<boolean> {
-  const { rowCount } = await q.query('UPDATE users SET disabled = $2, updated_at = now() WHERE username = $1', [
-    username,
-    disabled,
-  ]);
   return (rowCount ?? 0) > 0;
 }
 

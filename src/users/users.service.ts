@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcrypt';
-import type { Database } from '../db/database';
+import type { Database, Queryable } from '../db/database';
 import { badRequest, conflict, notFound } from '../shared/errors';
 import { ROLES, type Role } from '../shared/principals';
-import { revokeSessionsOfUser } from '../sessions/revocation';
-import type { AuditContext } from '../shared/audit-context';
+import { revokeSessionsOfUser, type UserSessionsEndReason } from '../sessions/revocation';
+import type { AuditContext, AuditEvent } from '../shared/audit-context';
 import { recordAuditEvent } from '../audit-trail/audit-trail';
 import * as users from './users.repository';
 import type { UserRow } from './users.repository';
@@ -81,38 +81,27 @@ export class UsersService {
   /** Changes the role and ends every session of the user: tokens issued under the old role must not outlive it. */
   async setRole(username: string, role: string | null, ctx: AuditContext): Promise<void> {
     const next = parseRole(role);
-    await this.db.withTransaction(async (tx) => {
-      const user = await users.findUserForUpdate(tx, username);
-      if (!user) throw notFound(`User "${username}" not found`);
+    await this.changeEndingSessions(username, ctx, async (tx, user) => {
       await users.updateUserRole(tx, username, next);
-      await revokeSessionsOfUser(tx, user.id, 'role_changed', ctx);
-      await recordAuditEvent(tx, ctx, { type: 'user.role_changed', username, details: { role_before: user.role, role_after: next } });
+      return { reason: 'role_changed', event: { type: 'user.role_changed', username, details: { role_before: user.role, role_after: next } } };
     });
   }
 
   /** Changes the password and ends every session of the user: whoever held the old one must not stay logged in. */
   async setPassword(username: string, password: string, ctx: AuditContext): Promise<void> {
     const hash = await this.hashPassword(password);
-    await this.db.withTransaction(async (tx) => {
-      const user = await users.findUserForUpdate(tx, username);
-      if (!user) throw notFound(`User "${username}" not found`);
+    await this.changeEndingSessions(username, ctx, async (tx) => {
       await users.updateUserPassword(tx, username, hash);
-      await revokeSessionsOfUser(tx, user.id, 'password_changed', ctx);
-      await recordAuditEvent(tx, ctx, { type: 'user.password_changed', username });
+      return { reason: 'password_changed', event: { type: 'user.password_changed', username } };
     });
-    this.credentials.forget(username);
   }
 
   /** Disables the user and ends every session they hold. */
   async disable(username: string, ctx: AuditContext): Promise<void> {
-    await this.db.withTransaction(async (tx) => {
-      const user = await users.findUserForUpdate(tx, username);
-      if (!user) throw notFound(`User "${username}" not found`);
+    await this.changeEndingSessions(username, ctx, async (tx) => {
       await users.updateUserDisabled(tx, username, true);
-      await revokeSessionsOfUser(tx, user.id, 'user_disabled', ctx);
-      await recordAuditEvent(tx, ctx, { type: 'user.disabled', username });
+      return { reason: 'user_disabled', event: { type: 'user.disabled', username } };
     });
-    this.credentials.forget(username);
   }
 
   async delete(username: string, ctx: AuditContext): Promise<void> {
@@ -130,6 +119,25 @@ export class UsersService {
       if (created) await recordAuditEvent(tx, ctx, { type: 'user.created', username, details: { role } });
       return created;
     });
+  }
+
+  /**
+   * One change to a user, with the end of every session they hold and its audit event, in one
+   * transaction; the login this instance kept for them is forgotten after.
+   */
+  private async changeEndingSessions(
+    username: string,
+    ctx: AuditContext,
+    change: (tx: Queryable, user: UserRow) => Promise<{ reason: UserSessionsEndReason; event: AuditEvent }>,
+  ): Promise<void> {
+    await this.db.withTransaction(async (tx) => {
+      const user = await users.findUserForUpdate(tx, username);
+      if (!user) throw notFound(`User "${username}" not found`);
+      const { reason, event } = await change(tx, user);
+      await revokeSessionsOfUser(tx, user.id, reason, ctx);
+      await recordAuditEvent(tx, ctx, event);
+    });
+    this.credentials.forget(username);
   }
 
   private async hashPassword(password: string): Promise<string> {
