@@ -114,24 +114,31 @@ export class TokenSigner {
   async verify(token: string, kind: TokenKind): Promise<IssuedClaims> {
     // Built only on failure: capturing a stack on every valid token shows up in profiles.
     const refused = () => new UnauthorizedError(`Invalid or expired ${kind === 'Refresh' ? 'refresh' : 'access'} token`);
-    const kept = kind === 'Refresh' ? undefined : this.verified.find(token);
-    if (kept) {
-      // The signature held before; the claims and the key's publication are judged anew.
-      if ((await this.keys.publicKey(kept.kid)) !== undefined && this.claimsHold(kept.claims, kind)) return kept.claims as IssuedClaims;
-      this.verified.forget(token);
-      throw refused();
-    }
     const parts = token.split('.');
     if (parts.length !== 3) throw refused();
     const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
-    const header = parseSegment(encodedHeader);
-    if (!header || header.crit !== undefined) throw refused();
-    const signed = await this.signatureHolds(kind, header, `${encodedHeader}.${encodedPayload}`, Buffer.from(encodedSignature, 'base64url'));
-    if (!signed) throw refused();
+
+    // A signature that held lately is not checked again; the key must still be published.
+    const keptKid = kind === 'Refresh' ? undefined : this.verified.signedBy(token, kind);
+    if (keptKid !== undefined && (await this.keys.publicKey(keptKid)) === undefined) {
+      this.verified.forget(token, kind);
+      throw refused();
+    }
+    let verifiedKid: string | undefined;
+    if (keptKid === undefined) {
+      const header = parseSegment(encodedHeader);
+      if (!header || header.crit !== undefined) throw refused();
+      const signed = await this.signatureHolds(kind, header, `${encodedHeader}.${encodedPayload}`, Buffer.from(encodedSignature, 'base64url'));
+      if (!signed) throw refused();
+      if (kind !== 'Refresh') verifiedKid = header.kid as string;
+    }
 
     const claims = parseSegment(encodedPayload);
-    if (!claims || !this.claimsHold(claims, kind)) throw refused();
-    if (kind !== 'Refresh') this.verified.keep(token, { kid: header.kid as string, claims });
+    if (!claims || !this.claimsHold(claims, kind)) {
+      if (keptKid !== undefined) this.verified.forget(token, kind);
+      throw refused();
+    }
+    if (verifiedKid !== undefined) this.verified.keep(token, kind, verifiedKid);
     return claims as IssuedClaims;
   }
 

@@ -105,4 +105,27 @@ describe('bearer middleware, for a token it has accepted before', () => {
   });
 });
 
+describe('bearer middleware, for a token it has accepted before, once its key has left the key set', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('when the key that signed the token has left the key set since, then 401', async () => {
+    const login = await loginAs(t, await createUser(t, { role: 'viewer' }));
+    expect((await callProtected(t, login.access_token)).status).toBe(200);
+    const { kid } = headerOf(login.access_token) as { kid: string };
+
+    await t.services.signingKeys.rotate();
+    // As if the rotation were older than any token of that key can live: the key is no longer published.
+    await t.db.query("UPDATE signing_keys SET retired_at = now() - interval '1 day' WHERE kid = $1", [kid]);
+    await t.services.signingKeys.reload();
+    const res = await callProtected(t, login.access_token);
+
+    expectInvalidToken(res);
+  });
+});
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
