@@ -1,10 +1,16 @@
 /** Turns the recorded run into a result object, a text report and a Markdown table. */
 import os from 'node:os';
-import { KINDS, median, percentile, type MemorySample, type Recorder } from './stats';
+import { KINDS, percentile, type MemorySample, type Recorder } from './stats';
 import { overdueRows, type LatencyDrift, type OverdueAfter, type TableSample } from './tables';
 
-/** How many 1-second samples are taken together (median) at each end of the measured window. */
-export const MEMORY_WINDOW = 5;
+/**
+ * Samples (one a second) in each of the two windows compared: a third of the measured ones, 5 to 30.
+ * Under load V8's heap rises and falls by a fifth or more within tens of seconds, and its peaks are
+ * where it collects: the highest sample of a window is steady where a median or a single sample may
+ * land on a peak at one end and a trough at the other, and judge the sawtooth instead of a leak.
+ * A leak raises the peaks too.
+ */
+const memoryWindow = (measured: number) => Math.min(30, Math.max(5, Math.floor(measured / 3)), Math.floor(measured / 2));
 
 export interface RunFacts {
   durationS: number;
@@ -59,16 +65,16 @@ export function buildResult(rec: Recorder, f: RunFacts) {
   const connectionErrors = rec.count((k) => k.startsWith('conn:'));
   const unexpected = KINDS.reduce((n, k) => n + (rec.byKind.get(k)?.unexpected ?? 0), 0) - fiveXX - connectionErrors;
 
-  // Memory: the median of the first MEMORY_WINDOW samples after the warm-up is the baseline, the
-  // median of the last MEMORY_WINDOW samples of the load is the end; growth is end over baseline.
+  // Memory: the highest sample of the first window after the warm-up is the baseline, the highest of
+  // the last window of the load is the end; growth is end over baseline.
   let memory: Record<string, unknown> = { available: false };
   let growthPct: number | undefined;
   const samples = f.samples ?? [];
   const measured = samples.filter((s) => s.t >= f.warmupS && s.t <= f.elapsedS + 0.5);
   if (measured.length >= 2) {
-    const n = Math.min(MEMORY_WINDOW, Math.floor(measured.length / 2));
-    const baseline = median(measured.slice(0, n).map((s) => s.rssKiB));
-    const end = median(measured.slice(-n).map((s) => s.rssKiB));
+    const n = memoryWindow(measured.length);
+    const baseline = Math.max(...measured.slice(0, n).map((s) => s.rssKiB));
+    const end = Math.max(...measured.slice(-n).map((s) => s.rssKiB));
     const during = samples.filter((s) => s.t >= 0);
     const peak = Math.max(...during.map((s) => s.rssKiB));
     growthPct = ((end - baseline) / baseline) * 100;
@@ -216,8 +222,8 @@ export function text(r: SoakResult): string {
     ...r.requests.unexpectedExamples.map((e) => `  unexpected: ${e}`),
     ...r.serverLog.slice(0, 5).map((l) => `  server log: ${l.slice(0, 300)}`),
     '',
-    'Memory: RSS (VmRSS from /proc/<pid>/status) sampled every second; baseline = median of the first',
-    `${MEMORY_WINDOW} samples after warm-up, end = median of the last ${MEMORY_WINDOW} samples of the load, growth = (end - baseline) / baseline.`,
+    'Memory: RSS (VmRSS from /proc/<pid>/status) sampled every second; baseline = highest sample of the first third',
+    '(5 to 30 samples) after warm-up, end = highest of the last third of the load (as many), growth = (end - baseline) / baseline.',
     'Latency: from sending the request to the last byte of the response, requests started after warm-up.',
     '',
     markdown(r),

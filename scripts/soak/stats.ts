@@ -61,10 +61,6 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
 }
 
-export function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
-}
-
 export interface MemorySample {
   /** Seconds since the load started (negative before). */
   t: number;
