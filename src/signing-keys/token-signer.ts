@@ -119,9 +119,10 @@ export class TokenSigner {
     const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
 
     // A signature that held lately is not checked again; the key must still be published.
-    const keptKid = kind === 'Refresh' ? undefined : this.verified.signedBy(token, kind);
+    const cacheKey = kind === 'Refresh' ? undefined : this.verified.keyFor(token, kind);
+    const keptKid = cacheKey === undefined ? undefined : this.verified.signedBy(cacheKey);
     if (keptKid !== undefined && (await this.keys.publicKey(keptKid)) === undefined) {
-      this.verified.forget(token, kind);
+      this.verified.forget(cacheKey!);
       throw refused();
     }
     let verifiedKid: string | undefined;
@@ -130,15 +131,15 @@ export class TokenSigner {
       if (!header || header.crit !== undefined) throw refused();
       const signed = await this.signatureHolds(kind, header, `${encodedHeader}.${encodedPayload}`, Buffer.from(encodedSignature, 'base64url'));
       if (!signed) throw refused();
-      if (kind !== 'Refresh') verifiedKid = header.kid as string;
+      if (cacheKey !== undefined) verifiedKid = header.kid as string;
     }
 
     const claims = parseSegment(encodedPayload);
     if (!claims || !this.claimsHold(claims, kind)) {
-      if (keptKid !== undefined) this.verified.forget(token, kind);
+      if (keptKid !== undefined) this.verified.forget(cacheKey!);
       throw refused();
     }
-    if (verifiedKid !== undefined) this.verified.keep(token, kind, verifiedKid);
+    if (verifiedKid !== undefined) this.verified.keep(cacheKey!, verifiedKid);
     return claims as IssuedClaims;
   }
 
