@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 export interface RequestTokenOptions {
@@ -18,6 +18,13 @@ export function signRequestToken(appname: string, appkey: string, options: Reque
   const algorithm = options.algorithm ?? 'HS256';
   const header = options.header && ({ alg: algorithm, typ: 'JWT', ...options.header } as jwt.JwtHeader);
   return jwt.sign(claims, appkey, { algorithm, noTimestamp: !('iat' in claims), ...(header && { header }) });
+}
+
+/** A token signed HS256 with `secret` exactly as given, for claims or a payload a JWT library would refuse to sign. */
+export function hmacSignedToken(payload: Record<string, unknown> | string, secret: string): string {
+  const encode = (text: string) => Buffer.from(text).toString('base64url');
+  const signingInput = `${encode(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${encode(typeof payload === 'string' ? payload : JSON.stringify(payload))}`;
+  return `${signingInput}.${createHmac('sha256', secret).update(signingInput).digest('base64url')}`;
 }
 
 /** An unsigned token (`alg: none`) with the given claims. */

@@ -1,7 +1,7 @@
 import type { LoginFailureReason } from '../../../src/shared/errors';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, createUser, randomName, type TestApiKey } from '../../helpers/factories';
-import { signRequestToken, unsignedToken } from '../../helpers/tokens';
+import { hmacSignedToken, signRequestToken, unsignedToken } from '../../helpers/tokens';
 import { nowSeconds, readKey } from '../api-keys/support';
 import { auditTableText, eventsOfRequest, eventsWhere, LOOPBACK, newAdmin, type Admin } from './support';
 
@@ -65,6 +65,7 @@ describe('failed logins are recorded, without the secret that was tried', () => 
         }),
       ],
       ['is not a JWT', 'malformed_request_token', () => ({ jwt: 'not-a-jwt', appname: null })],
+      ['has a payload that is not JSON', 'malformed_request_token', (key) => ({ jwt: hmacSignedToken('not json', key.appkey), appname: null })],
       ['is unsigned (alg none)', 'malformed_request_token', (key) => ({ jwt: unsignedToken({ iss: key.appname, iat: nowSeconds() }), appname: null })],
     ];
 

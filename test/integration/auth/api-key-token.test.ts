@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, tokenForRole, type TestApiKey } from '../../helpers/factories';
-import { claimsOf, signRequestToken, unsignedToken } from '../../helpers/tokens';
+import { claimsOf, hmacSignedToken, signRequestToken, unsignedToken } from '../../helpers/tokens';
 import { expectError } from '../../helpers/errors';
 import {
   callProtected,
@@ -230,6 +230,40 @@ describe('POST /api/v1/auth/token (token via API key)', () => {
       ['an empty string', ''],
     ])('when jwt is %s, then 401', async (_label, jwt) => {
       const res = await exchange(jwt);
+
+      expectError(res, 401, 'Unauthorized');
+    });
+
+    it('when nbf is later than now (beyond the 30 s leeway), then 401; when nbf has passed, then 200', async () => {
+      const now = nowSeconds();
+
+      const early = await exchange(signRequestToken(key.appname, key.appkey, { claims: { nbf: now + 60 } }));
+      const due = await exchange(signRequestToken(key.appname, key.appkey, { claims: { nbf: now - 10 } }));
+
+      expectError(early, 401, 'Unauthorized');
+      expect(due.status).toBe(200);
+    });
+
+    it.each([
+      ['exp', { exp: String(nowSeconds() + 60) }],
+      ['nbf', { nbf: String(nowSeconds()) }],
+    ])('when %s is not a number, then 401', async (_claim, claims) => {
+      const res = await exchange(hmacSignedToken({ ...requestClaims(key.appname), ...claims }, key.appkey));
+
+      expectError(res, 401, 'Unauthorized');
+    });
+
+    it('when the signature is altered, cut off or given with base64 padding, then 401', async () => {
+      const [head, body, signature] = signRequestToken(key.appname, key.appkey).split('.') as [string, string, string];
+      const flipped = signature.slice(0, -2) + (signature.at(-2) === 'A' ? 'B' : 'A') + signature.at(-1);
+
+      for (const forged of [flipped, '', `${signature}=`, `${signature}A`]) {
+        expectError(await exchange(`${head}.${body}.${forged}`), 401, 'Unauthorized');
+      }
+    });
+
+    it('when the header says JWT but the payload is not JSON, then 401 (not a server error)', async () => {
+      const res = await exchange(hmacSignedToken('not json', key.appkey));
 
       expectError(res, 401, 'Unauthorized');
     });
