@@ -1,5 +1,6 @@
 import { createHmac, createSecretKey, hkdfSync, randomUUID, sign as signDigest, timingSafeEqual, verify as verifyDigest, type KeyObject } from 'node:crypto';
 import { UnauthorizedError } from '../shared/errors';
+import { decodeSegment, encodeSegment } from '../crypto/jws-segments';
 import type { SigningKeysService } from './signing-keys.service';
 import { VerifiedTokens } from './verified-tokens';
 
@@ -41,17 +42,6 @@ const HS256_SIGNATURE_BYTES = 32;
 export const refreshTokenKey = (masterKey: Buffer): KeyObject =>
   createSecretKey(Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'refresh-token-hmac-v1', 32)));
 
-const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-
-function parseSegment(segment: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Signs and verifies the tokens this service issues. Access and ID tokens: ES256 with a kid, so other
  * services can verify them against the JWK Set. Refresh tokens only ever come back to this service:
@@ -67,7 +57,7 @@ function parseSegment(segment: string): Record<string, unknown> | undefined {
 export class TokenSigner {
   /** The encoded JOSE header per type and kid: it only changes when the signing key does. */
   private readonly headers = new Map<string, string>();
-  private readonly refreshHeader = base64url({ alg: REFRESH_ALGORITHM, typ: 'JWT' });
+  private readonly refreshHeader = encodeSegment({ alg: REFRESH_ALGORITHM, typ: 'JWT' });
   private readonly verified = new VerifiedTokens();
 
   constructor(
@@ -98,11 +88,11 @@ export class TokenSigner {
       typ: kind,
     };
     if (kind === 'Refresh') {
-      const signingInput = `${this.refreshHeader}.${base64url(payload)}`;
+      const signingInput = `${this.refreshHeader}.${encodeSegment(payload)}`;
       return `${signingInput}.${this.refreshSignature(signingInput, this.refreshKeys[0]).toString('base64url')}`;
     }
     const { kid, privateKey } = await this.keys.signingKey();
-    const signingInput = `${this.headerFor(kind, kid)}.${base64url(payload)}`;
+    const signingInput = `${this.headerFor(kind, kid)}.${encodeSegment(payload)}`;
     const signature = signDigest(ES256.digest, Buffer.from(signingInput), { key: privateKey, dsaEncoding: ES256.dsaEncoding });
     return `${signingInput}.${signature.toString('base64url')}`;
   }
@@ -127,14 +117,14 @@ export class TokenSigner {
     }
     let verifiedKid: string | undefined;
     if (keptKid === undefined) {
-      const header = parseSegment(encodedHeader);
+      const header = decodeSegment(encodedHeader);
       if (!header || header.crit !== undefined) throw refused();
       const signed = await this.signatureHolds(kind, header, `${encodedHeader}.${encodedPayload}`, Buffer.from(encodedSignature, 'base64url'));
       if (!signed) throw refused();
       if (cacheKey !== undefined) verifiedKid = header.kid as string;
     }
 
-    const claims = parseSegment(encodedPayload);
+    const claims = decodeSegment(encodedPayload);
     if (!claims || !this.claimsHold(claims, kind)) {
       if (keptKid !== undefined) this.verified.forget(cacheKey!);
       throw refused();
@@ -177,7 +167,7 @@ export class TokenSigner {
     const typ = kind === 'Bearer' ? 'at+jwt' : 'JWT';
     let header = this.headers.get(`${typ} ${kid}`);
     if (!header) {
-      header = base64url({ alg: ALGORITHM, typ, kid });
+      header = encodeSegment({ alg: ALGORITHM, typ, kid });
       this.headers.set(`${typ} ${kid}`, header);
     }
     return header;

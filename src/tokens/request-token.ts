@@ -3,6 +3,7 @@ import { LoginRefusedError } from '../shared/errors';
 import type { LoginFailureReason } from '../shared/errors';
 import { nowSeconds } from '../signing-keys/token-signer';
 import { APPNAME_PATTERN } from '../shared/names';
+import { decodeSegment } from '../crypto/jws-segments';
 
 /** The HMAC algorithms a request token may be signed with, and the digest of each. */
 const DIGESTS = new Map([
@@ -49,24 +50,13 @@ interface DecodedToken {
   signature: string;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-
-function parseJsonSegment(segment: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
 /** Undefined when the token is not a compact JWS whose header is a JSON object. */
 function decode(token: string): DecodedToken | undefined {
   if (!COMPACT_JWS.test(token)) return undefined;
   const [encodedHeader, encodedPayload, signature] = token.split('.') as [string, string, string];
-  const header = parseJsonSegment(encodedHeader);
-  if (!isObject(header)) return undefined;
-  const claims = parseJsonSegment(encodedPayload);
-  return { header, claims: isObject(claims) ? claims : undefined, signingInput: `${encodedHeader}.${encodedPayload}`, signature };
+  const header = decodeSegment(encodedHeader);
+  if (!header) return undefined;
+  return { header, claims: decodeSegment(encodedPayload), signingInput: `${encodedHeader}.${encodedPayload}`, signature };
 }
 
 const digestOf = (header: Record<string, unknown>) => (typeof header.alg === 'string' ? DIGESTS.get(header.alg) : undefined);
