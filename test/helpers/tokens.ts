@@ -20,17 +20,18 @@ export function signRequestToken(appname: string, appkey: string, options: Reque
   return jwt.sign(claims, appkey, { algorithm, noTimestamp: !('iat' in claims), ...(header && { header }) });
 }
 
+/** One segment of a compact JWS: a JSON value, or a payload given as text exactly as it is to be sent. */
+const segment = (value: object | string) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
 /** A token signed HS256 with `secret` exactly as given, for claims or a payload a JWT library would refuse to sign. */
 export function hmacSignedToken(payload: Record<string, unknown> | string, secret: string): string {
-  const encode = (text: string) => Buffer.from(text).toString('base64url');
-  const signingInput = `${encode(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${encode(typeof payload === 'string' ? payload : JSON.stringify(payload))}`;
+  const signingInput = `${segment({ alg: 'HS256', typ: 'JWT' })}.${segment(payload)}`;
   return `${signingInput}.${createHmac('sha256', secret).update(signingInput).digest('base64url')}`;
 }
 
 /** An unsigned token (`alg: none`) with the given claims. */
 export function unsignedToken(claims: Record<string, unknown>): string {
-  const encode = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  return `${encode({ alg: 'none', typ: 'JWT' })}.${encode(claims)}.`;
+  return `${segment({ alg: 'none', typ: 'JWT' })}.${segment(claims)}.`;
 }
 
 /** The decoded payload of a JWT, unverified. */
