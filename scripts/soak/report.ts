@@ -4,13 +4,19 @@ import { KINDS, percentile, type MemorySample, type Recorder } from './stats';
 import { overdueRows, type LatencyDrift, type OverdueAfter, type TableSample } from './tables';
 
 /**
- * Samples (one a second) in each of the two windows compared: a third of the measured ones, 5 to 30.
- * Under load V8's heap rises and falls by a fifth or more within tens of seconds, and its peaks are
- * where it collects: the highest sample of a window is steady where a median or a single sample may
- * land on a peak at one end and a trough at the other, and judge the sawtooth instead of a leak.
- * A leak raises the peaks too.
+ * Samples (one a second) in each of the two windows compared: a third of the measured ones, at least 5.
+ * Under load V8's heap rises and falls by a fifth or more, in cycles of up to a minute and a half on a
+ * slow machine, and both how high it climbs and how far it falls back depend on when V8 chooses to
+ * collect. So each window is averaged: over a whole cycle the mean takes in the highs and the lows,
+ * where one window's highest or lowest sample is a single moment of the sawtooth. A leak, memory no
+ * collection frees, raises the mean. Figures in README.md, "Soak test".
  */
-const memoryWindow = (measured: number) => Math.min(30, Math.max(5, Math.floor(measured / 3)), Math.floor(measured / 2));
+const memoryWindow = (measured: number) => Math.max(5, Math.floor(measured / 3));
+
+/** Shorter windows may not hold a whole cycle, so their growth is only indicative. */
+const FULL_CYCLE_WINDOW_S = 60;
+
+const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
 
 export interface RunFacts {
   durationS: number;
@@ -65,16 +71,18 @@ export function buildResult(rec: Recorder, f: RunFacts) {
   const connectionErrors = rec.count((k) => k.startsWith('conn:'));
   const unexpected = KINDS.reduce((n, k) => n + (rec.byKind.get(k)?.unexpected ?? 0), 0) - fiveXX - connectionErrors;
 
-  // Memory: the highest sample of the first window after the warm-up is the baseline, the highest of
-  // the last window of the load is the end; growth is end over baseline.
+  // Memory: the mean of the first window after the warm-up is the baseline, the mean of the last
+  // window of the load is the end; growth is end over baseline.
   let memory: Record<string, unknown> = { available: false };
   let growthPct: number | undefined;
+  let windowSamples = 0;
   const samples = f.samples ?? [];
   const measured = samples.filter((s) => s.t >= f.warmupS && s.t <= f.elapsedS + 0.5);
   if (measured.length >= 2) {
     const n = memoryWindow(measured.length);
-    const baseline = Math.max(...measured.slice(0, n).map((s) => s.rssKiB));
-    const end = Math.max(...measured.slice(-n).map((s) => s.rssKiB));
+    windowSamples = n;
+    const baseline = mean(measured.slice(0, n).map((s) => s.rssKiB));
+    const end = mean(measured.slice(-n).map((s) => s.rssKiB));
     const during = samples.filter((s) => s.t >= 0);
     const peak = Math.max(...during.map((s) => s.rssKiB));
     growthPct = ((end - baseline) / baseline) * 100;
@@ -88,7 +96,7 @@ export function buildResult(rec: Recorder, f: RunFacts) {
       endMiB: mib(end),
       peakMiB: mib(peak),
       growthPct: round(growthPct),
-      samplesAveraged: n,
+      windowSamples: n,
       serverCpuCores: round(cpuCores, 2),
       clientCpuCores: round(f.clientCores, 2),
       samples: samples.map((s) => ({ t: round(s.t), rssMiB: mib(s.rssKiB) })),
@@ -112,6 +120,11 @@ export function buildResult(rec: Recorder, f: RunFacts) {
   const warnings: string[] = [];
   if (f.tables && f.elapsedS < f.steadyFromS) {
     warnings.push(`shorter than ${f.steadyFromS} s: not every session and replay record had time to end and be pruned, so their bound is not shown`);
+  }
+  if (growthPct !== undefined && windowSamples < FULL_CYCLE_WINDOW_S) {
+    warnings.push(
+      `memory compared over ${windowSamples}-sample windows, which may not hold a whole cycle of V8's heap: judge with at least ${3 * FULL_CYCLE_WINDOW_S} s after the warm-up`,
+    );
   }
   if (growthPct === undefined) warnings.push('server memory not available (pass --pid with --url, Linux only): growth not judged');
   if (f.serverLog.length) warnings.push(`the service logged ${f.serverLog.length} lines at warn or above`);
@@ -185,7 +198,7 @@ export function markdown(r: SoakResult): string {
     `| 5xx / connection errors / other unexpected | ${r.requests.fiveXX} / ${r.requests.connectionErrors} / ${r.requests.unexpected} |`,
     `| Latency after warm-up, p50 / p99 | ${ms(r.latency.p50Ms)} / ${ms(r.latency.p99Ms)} |`,
     m.available
-      ? `| Server RSS | ${m.idleMiB ?? '–'} MiB idle, ${m.baselineMiB} MiB after warm-up, ${m.endMiB} MiB at the end (peak ${m.peakMiB} MiB): ${(m.growthPct ?? 0) >= 0 ? '+' : ''}${m.growthPct} % |`
+      ? `| Server RSS | ${m.idleMiB ?? '–'} MiB idle; mean ${m.baselineMiB} MiB after warm-up and ${m.endMiB} MiB at the end (peak ${m.peakMiB} MiB): ${(m.growthPct ?? 0) >= 0 ? '+' : ''}${m.growthPct} % |`
       : '| Server RSS | not measured |',
     ...(m.available && m.serverCpuCores !== null
       ? [`| CPU, average | service ${m.serverCpuCores} cores, load generator ${m.clientCpuCores ?? '–'} cores |`]
@@ -222,8 +235,8 @@ export function text(r: SoakResult): string {
     ...r.requests.unexpectedExamples.map((e) => `  unexpected: ${e}`),
     ...r.serverLog.slice(0, 5).map((l) => `  server log: ${l.slice(0, 300)}`),
     '',
-    'Memory: RSS (VmRSS from /proc/<pid>/status) sampled every second; baseline = highest sample of the first third',
-    '(5 to 30 samples) after warm-up, end = highest of the last third of the load (as many), growth = (end - baseline) / baseline.',
+    'Memory: RSS (VmRSS from /proc/<pid>/status) sampled every second; baseline = mean of the first third',
+    '(at least 5 samples) after warm-up, end = mean of the last third of the load (as many), growth = (end - baseline) / baseline.',
     'Latency: from sending the request to the last byte of the response, requests started after warm-up.',
     '',
     markdown(r),
