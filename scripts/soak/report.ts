@@ -75,14 +75,12 @@ export function buildResult(rec: Recorder, f: RunFacts) {
   // window of the load is the end; growth is end over baseline.
   let memory: Record<string, unknown> = { available: false };
   let growthPct: number | undefined;
-  let windowSamples = 0;
   const samples = f.samples ?? [];
   const measured = samples.filter((s) => s.t >= f.warmupS && s.t <= f.elapsedS + 0.5);
+  const windowLength = memoryWindow(measured.length);
   if (measured.length >= 2) {
-    const n = memoryWindow(measured.length);
-    windowSamples = n;
-    const baseline = mean(measured.slice(0, n).map((s) => s.rssKiB));
-    const end = mean(measured.slice(-n).map((s) => s.rssKiB));
+    const baseline = mean(measured.slice(0, windowLength).map((s) => s.rssKiB));
+    const end = mean(measured.slice(-windowLength).map((s) => s.rssKiB));
     const during = samples.filter((s) => s.t >= 0);
     const peak = Math.max(...during.map((s) => s.rssKiB));
     growthPct = ((end - baseline) / baseline) * 100;
@@ -96,7 +94,7 @@ export function buildResult(rec: Recorder, f: RunFacts) {
       endMiB: mib(end),
       peakMiB: mib(peak),
       growthPct: round(growthPct),
-      windowSamples: n,
+      windowSamples: windowLength,
       serverCpuCores: round(cpuCores, 2),
       clientCpuCores: round(f.clientCores, 2),
       samples: samples.map((s) => ({ t: round(s.t), rssMiB: mib(s.rssKiB) })),
@@ -121,9 +119,9 @@ export function buildResult(rec: Recorder, f: RunFacts) {
   if (f.tables && f.elapsedS < f.steadyFromS) {
     warnings.push(`shorter than ${f.steadyFromS} s: not every session and replay record had time to end and be pruned, so their bound is not shown`);
   }
-  if (growthPct !== undefined && windowSamples < FULL_CYCLE_WINDOW_S) {
+  if (growthPct !== undefined && windowLength < FULL_CYCLE_WINDOW_S) {
     warnings.push(
-      `memory compared over ${windowSamples}-sample windows, which may not hold a whole cycle of V8's heap: judge with at least ${3 * FULL_CYCLE_WINDOW_S} s after the warm-up`,
+      `memory compared over ${windowLength}-sample windows, which may not hold a whole cycle of V8's heap: judge with at least ${3 * FULL_CYCLE_WINDOW_S} s after the warm-up`,
     );
   }
   if (growthPct === undefined) warnings.push('server memory not available (pass --pid with --url, Linux only): growth not judged');
