@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { wholeSeconds, type EnvOf } from './env-kit';
+
+/** Where the data lives, how the service talks to it, and how long what it keeps is kept. */
+export const databaseEnv = {
+  DATABASE_URL: z.string().url().optional().describe('PostgreSQL URL; unset: the embedded PGlite in `DATA_DIR`'),
+  MIGRATION_DATABASE_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe('Run the migrations over this URL, as the role that owns the schema, while `DATABASE_URL` may be a role that owns nothing; only with `DATABASE_URL`'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10).describe('Connections in the pool, 1 to 100'),
+  DATABASE_CONNECT_TIMEOUT: wholeSeconds(5).describe('Seconds to wait for a connection before answering 503'),
+  DATABASE_STATEMENT_TIMEOUT: wholeSeconds(10).describe('Seconds one statement may run before answering 503'),
+  DATABASE_POOLING: z
+    .enum(['session', 'transaction'])
+    .default('session')
+    .describe('`transaction` when PgBouncer (`pool_mode = transaction`) sits in front of PostgreSQL: no named prepared statements, no per-connection settings'),
+  MAINTENANCE_INTERVAL_SECONDS: wholeSeconds(60).describe('Seconds between two pruning rounds'),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0).default(400).describe('Audit events older than this many days are deleted; `0` keeps every event'),
+};
+
+export function databaseSettings(e: EnvOf<typeof databaseEnv>) {
+  return {
+    databaseUrl: e.DATABASE_URL,
+    migrationDatabaseUrl: e.MIGRATION_DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseConnectTimeout: e.DATABASE_CONNECT_TIMEOUT,
+    databaseStatementTimeout: e.DATABASE_STATEMENT_TIMEOUT,
+    databasePooling: e.DATABASE_POOLING,
+    maintenanceIntervalSeconds: e.MAINTENANCE_INTERVAL_SECONDS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+  };
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { EnvOf } from './env-kit';
+
+const masterKey = z
+  .string()
+  .optional()
+  .refine((v) => v === undefined || v === '' || Buffer.from(v, 'base64').length === 32, {
+    message: 'must be 32 bytes encoded in base64 (try: openssl rand -base64 32)',
+  })
+  .transform((v) => (v ? Buffer.from(v, 'base64') : undefined));
+
+/** The keys that seal what the database holds, how passwords are hashed, and the first admin. */
+export const secretsEnv = {
+  MASTER_KEY: masterKey.describe('32 bytes, base64 (`openssl rand -base64 32`); encrypts appkeys and signing keys at rest (default: generated into `DATA_DIR`, refused in production)'),
+  MASTER_KEY_PREVIOUS: masterKey.describe('During a `MASTER_KEY` rotation, the old key, until `npm run cli -- keys rewrap` has run; only with `MASTER_KEY`'),
+  BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(12).describe('bcrypt cost, 4 to 15; below 10 logs a warning (tests only)'),
+  BOOTSTRAP_ADMIN_USERNAME: z.string().optional().describe('With the password: create this admin at start while no admin user exists at all'),
+  BOOTSTRAP_ADMIN_PASSWORD: z.string().optional().describe('Its password, by the password rule (12 characters to 72 bytes, not common, not one character repeated)'),
+};
+
+export function secretsSettings(e: EnvOf<typeof secretsEnv>) {
+  return {
+    masterKey: e.MASTER_KEY,
+    masterKeyPrevious: e.MASTER_KEY_PREVIOUS,
+    bcryptCost: e.BCRYPT_COST,
+    bootstrapAdmin:
+      e.BOOTSTRAP_ADMIN_USERNAME && e.BOOTSTRAP_ADMIN_PASSWORD
+        ? Object.freeze({ username: e.BOOTSTRAP_ADMIN_USERNAME, password: e.BOOTSTRAP_ADMIN_PASSWORD })
+        : undefined,
+  };
+}
