@@ -16,6 +16,7 @@ const FLOORS = [
   'http', // middleware: body parsing, validation, authentication, rate limits, errors
   'metrics',
   'signing-keys',
+  'key-policies', // a key's policy: its checks (the judge), rate counters, credits, and their SQL
   'sessions',
   'bearer',
   'users',

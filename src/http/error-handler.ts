@@ -65,6 +65,7 @@ export function errorHandler(logger: Logger) {
       const refused = error instanceof UnauthorizedError ? error.tokenRefused : true;
       res.setHeader('WWW-Authenticate', refused ? `Bearer error="invalid_token", error_description="${headerSafe(error.message)}"` : 'Bearer');
     }
+    if (error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
     res.status(error.status).json(error.toBody());
   };
 }
