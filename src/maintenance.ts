@@ -4,6 +4,9 @@ import { deleteExpiredRequestTokenJtis } from './tokens/request-token-replay.rep
 import { deleteEndedSessions } from './sessions/pruning';
 import { clearEndedGraces } from './api-keys/api-keys.repository';
 import { pruneAuditEvents } from './audit-trail/audit-trail';
+import { disableIdleApiKeys, recordExpiredApiKeys } from './api-keys/key-switches';
+import { systemClock, type Clock } from './key-policies/policy';
+import { SYSTEM_CONTEXT } from './shared/audit-context';
 
 /** Rows one batch deletes at most: a large backlog is pruned in short transactions that never hold many row locks. */
 export const PRUNING_BATCH_SIZE = 1_000;
@@ -16,9 +19,11 @@ export interface MaintenanceSettings {
   intervalSeconds: number;
   /** Replay records are kept this long past their token's exp (CLOCK_TOLERANCE). */
   clockTolerance: number;
+  /** The key policies' clock, for the idle rule and expiries (default: the system's). */
+  clock?: Clock;
 }
 
-export type PruningJob = 'replayRecords' | 'sessions' | 'graces' | 'auditEvents';
+export type PruningJob = 'idleKeys' | 'expiredKeys' | 'replayRecords' | 'sessions' | 'graces' | 'auditEvents';
 
 export interface MaintenanceReport {
   /**
@@ -26,14 +31,18 @@ export interface MaintenanceReport {
    * leaves the rest to that one.
    */
   skipped: boolean;
-  /** Rows each batch deleted (cleared, for graces), per job, in the order they ran. */
+  /** Rows each batch deleted (cleared, for graces; keys turned off or recorded expired, for the key jobs), per job, in the order they ran. */
   batches: Record<PruningJob, number[]>;
 }
 
 type Prune = (tx: Queryable, batchSize: number) => Promise<number>;
 
 function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
+  const now = settings.clock ?? systemClock;
   return [
+    // First, so that the sessions the idle rule ends are pruned in the same round.
+    ['idleKeys', (tx, n) => disableIdleApiKeys(tx, n, now())],
+    ['expiredKeys', (tx, n) => recordExpiredApiKeys(tx, SYSTEM_CONTEXT, n, now())],
     ['replayRecords', (tx, n) => deleteExpiredRequestTokenJtis(tx, settings.clockTolerance, n)],
     ['sessions', (tx, n) => deleteEndedSessions(tx, n)],
     ['graces', (tx, n) => clearEndedGraces(tx, n)],
@@ -44,8 +53,9 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
 }
 
 /**
- * One round of pruning: spent replay records, ended sessions, ended graces and audit events past
- * their retention, each in batches of at most `batchSize` rows until a batch comes back short. Each
+ * One round: keys idle past their policy's rule turned off, keys past their expiry recorded
+ * (api_key.expired, once each), then pruning of spent replay records, ended sessions, ended graces
+ * and audit events past their retention, each in batches of at most `batchSize` rows until a batch comes back short. Each
  * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
  * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
  * this round stops, so N instances never prune the same rows at once and most rounds cost the others
@@ -57,7 +67,10 @@ export async function runMaintenance(
   options: { batchSize?: number; stopping?: () => boolean } = {},
 ): Promise<MaintenanceReport> {
   const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
-  const report: MaintenanceReport = { skipped: false, batches: { replayRecords: [], sessions: [], graces: [], auditEvents: [] } };
+  const report: MaintenanceReport = {
+    skipped: false,
+    batches: { idleKeys: [], expiredKeys: [], replayRecords: [], sessions: [], graces: [], auditEvents: [] },
+  };
   for (const [job, prune] of jobsOf(settings)) {
     for (;;) {
       if (options.stopping?.()) return report;

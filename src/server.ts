@@ -13,6 +13,8 @@ import { recordAuditEvent } from './audit-trail/audit-trail';
 import { answerClientErrors } from './http/client-errors';
 import type { Metrics } from './metrics/metrics';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
+import { RedisKeyRateCounter } from './key-policies/rate-counter';
+import type { Clock } from './key-policies/policy';
 
 export interface RunningServer {
   /** `http://<host>:<port>` as bound (port 0 becomes the port the system chose). */
@@ -32,18 +34,23 @@ export interface RunningServer {
  * its timeouts, the maintenance loop running. The one way to start it: main.ts, the tests, the
  * benchmarks and the soak test all come through here.
  */
-export async function startServer(config: Config, logger: Logger, options: { createFirstAdmin?: boolean } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, logger: Logger, options: { createFirstAdmin?: boolean; clock?: Clock } = {}): Promise<RunningServer> {
   // prom-client (and what it pulls in) is loaded only when metrics are on: it costs memory (docs/performance.md).
   const metrics: Metrics | undefined = config.metrics.enabled ? new (await import('./metrics/metrics')).Metrics() : undefined;
-  const services = await startRuntime(config, logger, { createFirstAdmin: options.createFirstAdmin, tokenEvents: metrics?.tokenEvents });
+  // Connected whenever REDIS_URL is set, limits on or off: the keys' own rate limits are their owners' policy,
+  // which RATE_LIMIT_ENABLED=false does not turn off. Loaded only when configured: otherwise the Redis
+  // client holds resident memory for nothing (docs/performance.md, "memory").
+  const redis = config.rateLimits.redisUrl
+    ? await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
+    : undefined;
+  const keyRateCounter = redis && new RedisKeyRateCounter(redis.sendCommand, config.rateLimits.redisPrefix);
+  const services = await startRuntime(config, logger, { ...options, tokenEvents: metrics?.tokenEvents, keyRateCounter }).catch(async (err: unknown) => {
+    await redis?.close();
+    throw err;
+  });
   const cleanups: (() => Promise<unknown>)[] = [];
+  if (redis) cleanups.push(redis.close);
   try {
-    const redis =
-      config.rateLimits.enabled && config.rateLimits.redisUrl
-        ? // Loaded only when configured: otherwise the Redis client holds resident memory for nothing (docs/performance.md, "memory").
-          await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
-        : undefined;
-    if (redis) cleanups.push(redis.close);
     const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected, (alert) => recordAccountAlert(services, logger, alert));
     const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis?.isUp });
     // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
@@ -63,6 +70,7 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     const stopMaintenance = startMaintenance(services.db, logger, {
       intervalSeconds: config.maintenanceIntervalSeconds,
       clockTolerance: config.clockTolerance,
+      clock: services.clock,
     });
     const port = (server.address() as AddressInfo).port;
     logger.info({ port, issuer: config.issuer }, 'listening');

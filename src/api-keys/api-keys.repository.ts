@@ -2,6 +2,7 @@ import { preparedStatement, UNIQUE_VIOLATION, type Queryable } from '../db/datab
 import { conflict } from '../shared/errors';
 import type { Role } from '../shared/principals';
 import { previousAppkeyValid, previousGeneration } from '../sessions/appkey-generations';
+import { policyColumns, type PolicyRow } from '../key-policies/policy-sql';
 
 export interface ApiKeyRow {
   id: string;
@@ -12,8 +13,8 @@ export interface ApiKeyRow {
   last_ip: string | null;
 }
 
-/** What an exchange needs of a key row: which key, and its sealed appkeys. */
-export interface ApiKeySecretRow {
+/** What an exchange needs of a key row: which key, its sealed appkeys, and its policy. */
+export interface ApiKeySecretRow extends PolicyRow {
   id: string;
   role: Role | null;
   key_generation: number;
@@ -30,7 +31,8 @@ const FIND_SECRET_BY_APPNAME = preparedStatement(
   'api-keys.find-secret',
   `SELECT id, role, key_generation, key_ciphertext,
           CASE WHEN ${previousAppkeyValid('api_keys')} THEN previous_key_ciphertext END AS previous_key_ciphertext,
-          ${previousGeneration('api_keys')} AS previous_key_generation
+          ${previousGeneration('api_keys')} AS previous_key_generation,
+          ${policyColumns('api_keys')}
      FROM api_keys WHERE appname = $1`,
 );
 /** A listed key: appname, description, role, last login, last IP (the columns of LIST, in order). */

@@ -1,15 +1,18 @@
+import type { Request } from 'express';
 import { UnauthorizedError } from '../shared/errors';
 import type { Database } from '../db/database';
 import { effectiveScopes, type Principal } from '../shared/principals';
 import type { TokenSigner } from '../signing-keys/token-signer';
-import { findLivePrincipal, type SessionRead } from '../sessions/liveness';
+import { findLivePrincipalFrom, type SessionRead } from '../sessions/liveness';
+import { clientAddressText } from '../key-policies/addresses';
 
-const livenessOnly: SessionRead<undefined> = async (q, sessionId) => ({ live: await findLivePrincipal(q, sessionId), alongside: undefined });
+const livenessOnly: SessionRead<undefined> = async (q, sessionId, address) => ({ live: await findLivePrincipalFrom(q, sessionId, address), alongside: undefined });
 
 /**
  * Turns an access token into a Principal: the signature and claims must hold, and the session and
- * principal behind it must still be live (so regen, delete, disable and revocation act at once).
- * The role comes from the database, not the token, so a role change applies on the next call.
+ * principal behind it must still be live (so regen, delete, disable, expiry and revocation act at
+ * once), and a key's token must come from an address its policy allows. The role comes from the
+ * database, not the token, so a role change applies on the next call.
  */
 export class BearerAuthenticator {
   constructor(
@@ -17,8 +20,9 @@ export class BearerAuthenticator {
     private readonly signer: TokenSigner,
   ) {}
 
-  async authenticate(accessToken: string): Promise<Principal> {
-    return (await this.authenticateReading(accessToken, livenessOnly)).principal;
+  /** `req`: the call, whose client address (as `trust proxy` resolves it) a key's policy must allow. */
+  async authenticate(accessToken: string, req?: Request): Promise<Principal> {
+    return (await this.authenticateReading(accessToken, livenessOnly, req)).principal;
   }
 
   /**
@@ -26,9 +30,9 @@ export class BearerAuthenticator {
    * nothing of it is returned to a dead session. Only for a read that earns its place in
    * docs/performance.md (see api-keys/key-read-along.ts).
    */
-  async authenticateReading<T>(accessToken: string, read: SessionRead<T>): Promise<{ principal: Principal; alongside: T }> {
+  async authenticateReading<T>(accessToken: string, read: SessionRead<T>, req?: Request): Promise<{ principal: Principal; alongside: T }> {
     const claims = await this.signer.verify(accessToken, 'Bearer');
-    const { live, alongside } = await read(this.db, claims.sid);
+    const { live, alongside } = await read(this.db, claims.sid, clientAddressText(req?.ip));
     if (!live || live.principal_id !== claims.sub) throw new UnauthorizedError('Access token is no longer valid');
     return {
       principal: {

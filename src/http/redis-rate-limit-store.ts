@@ -5,6 +5,8 @@ import type { StoreFactory } from './rate-limits';
 
 export interface RedisStores {
   storeFor: StoreFactory;
+  /** One command on the same client, under the same deadline and fail-fast rules (the keys' own rate limits use it). */
+  sendCommand: (args: string[]) => Promise<unknown>;
   /** Whether Redis is connected now: /readyz reports it, without failing on it. */
   isUp: () => boolean;
   close: () => Promise<void>;
@@ -67,12 +69,14 @@ export async function connectRedisStores(url: string, prefix: string, logger: Lo
   });
   client.connect().catch(() => undefined);
   await settled;
+  const sendCommand = (args: string[]) => client.sendCommand(args, { timeout: COMMAND_TIMEOUT_MS });
   return {
     storeFor: (name) =>
       new RecoveringRedisStore({
         prefix: `${prefix}${name}:`,
         sendCommand: (...args: string[]) => client.sendCommand(args, { timeout: COMMAND_TIMEOUT_MS }),
       }),
+    sendCommand,
     isUp: () => up === true && client.isReady,
     close: async () => {
       if (client.isOpen) await client.close();

@@ -35,7 +35,7 @@ export class IntrospectionService {
     if (clientId === undefined) return INACTIVE;
     return {
       active: true,
-      scope: heldScope(live.role, live.scope),
+      scope: heldScope(live.role, live.scope, live.permissions),
       client_id: clientId,
       ...(live.type === 'user' && { username: live.name }),
       token_type: kind === 'Refresh' ? 'refresh_token' : 'access_token',

@@ -1,10 +1,12 @@
 import type { Database } from '../db/database';
-import type { ValidAppkeys } from '../api-keys/valid-appkeys';
+import type { KeyAppkeys, ValidAppkeys } from '../api-keys/valid-appkeys';
+import { spendKeyUse } from '../key-policies/key-uses';
 import { LoginRefusedError } from '../shared/errors';
 import type { RequestOrigin } from '../shared/audit-context';
 import type { Role } from '../shared/principals';
 import { provedBy, spendProofWork } from './appkey-proof';
 import { recordingRefusals } from './failed-logins';
+import type { KeyAdmissions, KeyAuthentication } from './key-admission';
 
 /** An API key that authenticated as a client. */
 export interface AuthenticatedClient {
@@ -17,17 +19,21 @@ export interface AuthenticatedClient {
  * An API key authenticating as an OAuth client with its appkey as the client secret
  * (client_secret_basic or client_secret_post) where no session is opened for it: revocation,
  * introspection, and a password or refresh grant that names its client. A wrong secret and an
- * unknown client are the same refusal, recorded as login.failed.
+ * unknown client are the same refusal, recorded as login.failed. A right secret is an authentication
+ * of the key like any other: judged by its policy, and on success it costs a credit and stamps
+ * `last_used`, in one write that also confirms the policy judged is still the key's.
  */
 export class ClientSecrets {
   constructor(
     private readonly db: Database,
     private readonly appkeys: ValidAppkeys,
+    private readonly admissions: KeyAdmissions,
   ) {}
 
   verify(clientId: string, secret: string, origin: RequestOrigin): Promise<AuthenticatedClient> {
     return recordingRefusals(this.db, origin, () => ({ appname: clientId }), async () => {
-      const attempt = await this.appkeys.withValidAppkeys(clientId, async (key) => (provedBy(key, { secret }) ? key : undefined));
+      const authentication = this.admissions.begin(origin);
+      const attempt = await this.appkeys.withValidAppkeys(clientId, (key) => this.authenticate(key, secret, authentication));
       if (!attempt.found) {
         spendProofWork(clientId, { secret });
         throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');
@@ -36,5 +42,15 @@ export class ClientSecrets {
       const { id, appname, role } = attempt.result;
       return { id, appname, role };
     });
+  }
+
+  /** Undefined when the secret is not one of these appkeys, or the key (or its policy) changed since they were read. */
+  private async authenticate(key: KeyAppkeys, secret: string, authentication: KeyAuthentication): Promise<KeyAppkeys | undefined> {
+    if (!provedBy(key, { secret })) return undefined;
+    if (!(await authentication.admit(key))) return undefined;
+    const outcome = await spendKeyUse(this.db, { keyId: key.id, version: key.policy.version, cost: 1, now: authentication.now });
+    if (outcome.used) return key;
+    if (outcome.stale) return undefined;
+    return authentication.refuseUsage(key);
   }
 }

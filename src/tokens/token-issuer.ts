@@ -3,7 +3,7 @@ import { nowSeconds, type TokenSigner } from '../signing-keys/token-signer';
 import type { NewSession } from '../sessions/opening';
 import type { SessionTimes } from '../sessions/statement-parts';
 import type { RequestOrigin } from '../shared/audit-context';
-import { scopeFor, type PrincipalType, type Role } from '../shared/principals';
+import { heldScope, type PrincipalType, type Role } from '../shared/principals';
 import type { OAuthTokenResponse } from './tokens.responses';
 
 /** How long what a login issues lives, in seconds. */
@@ -20,6 +20,10 @@ export interface TokenSubject {
   id: string;
   name: string;
   role: Role | null;
+  /** An API key's permissions (its policy), which its tokens' scope may carry after the role's. */
+  permissions?: readonly string[];
+  /** An API key's expiry (Unix seconds): no token outlives it. Null or absent: none. */
+  notAfter?: number | null;
 }
 
 /** The session's side of an issue: which session, its new refresh token's id, and its times as stored. */
@@ -33,7 +37,7 @@ export interface IssuedSession {
 
 /** What a grant issues beside the access token, and for whom. */
 export interface IssueOptions {
-  /** The scope asked for, already checked within the role; undefined: all the role grants. */
+  /** The scope asked for (or the session's), already checked; undefined: all the role and the key's permissions grant. */
   scope?: string;
   /** The client the tokens are for: the access token's `client_id`, the ID token's `aud` and `azp`. */
   clientId: string;
@@ -68,23 +72,27 @@ export class TokenIssuer {
   /**
    * The token response for `subject` in `session`: an access token (for AUDIENCE, naming the client),
    * a refresh token unless `refreshToken` is false (client credentials, RFC 6749 §4.4.3), and an ID
-   * token for the client when `idToken` is true.
+   * token for the client when `idToken` is true. The scope is the one rule of every grant: what was
+   * asked for (or all of it) within what the role and, for a key, its permissions grant now; and no
+   * token outlives its key (the session's times already do not).
    */
   async issue(subject: TokenSubject, session: IssuedSession, what: IssueOptions): Promise<OAuthTokenResponse> {
-    const { accessTokenTtl } = this.lifetimes;
     const { id: sessionId, refreshJti, times, now } = session;
-    const scope = what.scope ?? scopeFor(subject.role);
+    const notAfter = subject.notAfter ?? Infinity;
+    const expiresAt = Math.min(now + this.lifetimes.accessTokenTtl, notAfter);
+    const accessTokenTtl = expiresAt - now;
+    const scope = heldScope(subject.role, what.scope ?? null, subject.permissions);
     const identity = { sub: subject.id, sid: sessionId, preferred_username: subject.name, principal_type: subject.type };
     const [accessToken, refreshToken, idToken] = await Promise.all([
       this.signer.sign(
         'Bearer',
         { ...identity, scope, roles: subject.role ? [subject.role] : [], client_id: what.clientId },
-        now + accessTokenTtl,
+        expiresAt,
         now,
       ),
       what.refreshToken ? this.signer.sign('Refresh', { sub: subject.id, sid: sessionId, jti: refreshJti }, times.refresh_expires_at, now) : undefined,
       what.idToken
-        ? this.signer.sign('ID', { ...identity, aud: what.clientId, azp: what.clientId, auth_time: times.created_at }, now + accessTokenTtl, now)
+        ? this.signer.sign('ID', { ...identity, aud: what.clientId, azp: what.clientId, auth_time: times.created_at }, expiresAt, now)
         : undefined,
     ]);
     return {

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../../src/logger';
 import type { Metrics } from '../../src/metrics/metrics';
 import { startServer } from '../../src/server';
 import type { Services } from '../../src/services';
+import type { Clock } from '../../src/key-policies/policy';
 import { checkedAgainstOpenApi } from './openapi-contract';
 import { createTestDatabase, testPoolSize } from './database';
 
@@ -37,9 +38,9 @@ const TEST_ISSUER = 'http://issuer.test';
 /**
  * The real service, started as main.ts starts it (startServer), on a fresh, migrated database of its
  * own (a schema, or a PGlite instance), listening on a random loopback port. Call in beforeAll, and
- * `close()` in afterAll.
+ * `close()` in afterAll. `options.clock` moves the key policies' clock (expiry, idle, refills) for a test.
  */
-export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestApp> {
+export async function startTestApp(overrides: EnvOverrides = {}, options: { clock?: Clock } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -68,7 +69,7 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const running = await startServer(config, logger).catch(async (err: unknown) => {
+  const running = await startServer(config, logger, { clock: options.clock }).catch(async (err: unknown) => {
     await database.drop();
     throw err;
   });

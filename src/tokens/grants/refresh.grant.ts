@@ -5,8 +5,9 @@ import { revokeSessionOnReuse } from '../../sessions/revocation';
 import type { TokenSigner } from '../../signing-keys/token-signer';
 import { OAuthError, UnauthorizedError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
-import { scopeFor, scopeWithin, scopeWords } from '../../shared/principals';
+import { grantableScopes, heldScope, scopeWithin, scopeWords } from '../../shared/principals';
 import { sessionClientId } from '../session-client';
+import { clientAddressText } from '../../key-policies/addresses';
 import type { TokenIssuer } from '../token-issuer';
 import type { OAuthTokenResponse } from '../tokens.responses';
 
@@ -41,6 +42,8 @@ export class RefreshGrant {
 
   /** `request` undefined: the service's own route, which ignores the client binding and always gives an ID token. */
   async refresh(refreshToken: string, origin: RequestOrigin, request?: RefreshTokenRequest): Promise<OAuthTokenResponse> {
+    // A key's refresh token works only from an address its policy allows (contract, "Tokens follow the key").
+    const address = clientAddressText(origin.clientAddress);
     const claims = await this.signer.verify(refreshToken, 'Refresh');
     if (request?.clientId !== undefined || request?.scope !== undefined) await this.checkAgainstSession(claims.sid, request);
     const next = this.issuer.nextRefresh();
@@ -50,6 +53,7 @@ export class RefreshGrant {
       sessionId: claims.sid,
       principalId: claims.sub,
       presentedJti: claims.jti,
+      address,
       origin,
     });
     if (!rotated) {
@@ -60,8 +64,15 @@ export class RefreshGrant {
       throw new UnauthorizedError('Invalid or expired refresh token');
     }
     const { principal, times, client } = rotated;
-    const subject = { type: principal.type, id: principal.principal_id, name: principal.name, role: principal.role };
-    const scope = principal.scope ?? scopeFor(principal.role);
+    const subject = {
+      type: principal.type,
+      id: principal.principal_id,
+      name: principal.name,
+      role: principal.role,
+      permissions: principal.permissions,
+      notAfter: principal.not_after,
+    };
+    const scope = heldScope(principal.role, principal.scope, principal.permissions);
     return this.issuer.issue(
       subject,
       { id: claims.sid, refreshJti: next.newJti, times, now: next.now },
@@ -81,7 +92,7 @@ export class RefreshGrant {
     if (request.clientId !== undefined && request.clientId !== sessionClientId(grant, this.defaultClientId)) {
       throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
     }
-    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(grant.scope ?? scopeFor(grant.role)))) {
+    if (request.scope !== undefined && !scopeWithin(request.scope, grant.scope === null ? grantableScopes(grant.role, grant.permissions) : scopeWords(grant.scope))) {
       throw new OAuthError('invalid_scope', 'A refresh may keep or narrow the session\'s scope, not widen it');
     }
   }
