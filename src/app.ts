@@ -29,7 +29,7 @@ export interface AppDeps {
   /** From loadRateLimits: the configured limits, or pass-through when they are off. */
   rateLimits: RateLimits;
   /** Present when the rate-limit counters live in Redis: whether it is connected, for /readyz. */
-  redisUp?: () => boolean;
+  redisUp?: () => Promise<boolean>;
   /** Present when METRICS_ENABLED=true: requests are measured, and GET /metrics served here unless METRICS_PORT is set. */
   metrics?: Metrics;
 }
