@@ -2,8 +2,8 @@ import type { Database, Queryable } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import { sha256 } from '../crypto/digest';
 import { forbidden, notFound } from '../shared/errors';
-import { allows, type Principal, type Role } from '../shared/principals';
-import { revokeSessionsOfStaleAppkeys } from '../sessions/revocation';
+import { allows, isLowerRole, type Principal, type Role } from '../shared/principals';
+import { revokeSessionsOfApiKey, revokeSessionsOfStaleAppkeys } from '../sessions/revocation';
 import { contextOf, type RequestOrigin } from '../shared/audit-context';
 import { recordAuditEvent } from '../audit-trail/audit-trail';
 import { generateAppkey } from './appkey';
@@ -62,17 +62,18 @@ export class ApiKeysService {
     return { key, appkey };
   }
 
-  /** Replaces description and role; the appkey and its sessions are untouched. */
+  /** Replaces description and role; the appkey is untouched, and so are its sessions unless the role was lowered. */
   async update(principal: Principal, appname: string, input: UpdateApiKeyInput, origin: RequestOrigin): Promise<ApiKeyRow> {
     const role = roleOf(input.roles);
     assertCanManage(principal, role);
     return this.db.withTransaction(async (tx) => {
       const before = await this.lockManageable(tx, principal, appname);
       const after = await keys.updateApiKeyContent(tx, appname, { description: input.description, role });
+      const revoked = await this.endSessionsIfLowered(tx, principal, origin, before, after);
       await recordAuditEvent(tx, contextOf(principal, origin), {
         type: 'api_key.updated',
         appname,
-        details: { role_before: before.role, role_after: after.role },
+        details: { role_before: before.role, role_after: after.role, ...(revoked !== undefined && { sessions_revoked: revoked }) },
       });
       return after;
     });
@@ -160,6 +161,16 @@ export class ApiKeysService {
   async checkAppkeysOpen(): Promise<void> {
     const oldest = await keys.findOldestSealedAppkey(this.db);
     if (oldest) this.box.open(oldest.key_ciphertext, oldest.appname);
+  }
+
+  /**
+   * A lowered role ends every session of the key (as `users set-role` does for a user): a token
+   * obtained under the higher role must not go on claiming its scope. Returns how many ended, or
+   * undefined when the role was not lowered.
+   */
+  private async endSessionsIfLowered(tx: Queryable, principal: Principal, origin: RequestOrigin, before: ApiKeyRow, after: ApiKeyRow): Promise<number | undefined> {
+    if (!isLowerRole(after.role, before.role)) return undefined;
+    return revokeSessionsOfApiKey(tx, after.id, 'role_changed', contextOf(principal, origin));
   }
 
   private async lockManageable(tx: Queryable, principal: Principal, appname: string) {
