@@ -1,13 +1,6 @@
 import type { RateLimitSettings } from '../config';
 import type { Logger } from '../logger';
-import { IN_MEMORY, NO_RATE_LIMITS, type AccountAlertListener, type CounterStores, type RateLimits, type RejectionListener } from './rate-limits';
-
-export interface RateLimitHooks {
-  /** Where to count; in memory unless given. */
-  stores?: CounterStores;
-  onRejected?: RejectionListener;
-  onAccountAlert?: AccountAlertListener;
-}
+import { IN_MEMORY, NO_RATE_LIMITS, type RateLimitHooks, type RateLimits } from './rate-limits';
 
 /**
  * The contract's limits as configured. express-rate-limit is loaded only when the limits are on:

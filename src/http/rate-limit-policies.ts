@@ -4,8 +4,7 @@ import type { RateLimitRule, RateLimitSettings } from '../config';
 import type { Logger } from '../logger';
 import { AppError } from '../shared/errors';
 import type { Principal } from '../shared/principals';
-import type { RateLimitHooks } from './load-rate-limits';
-import type { AccountAlertListener, CounterStores, RateLimits, RejectionListener } from './rate-limits';
+import type { AccountAlertListener, CounterStores, RateLimitHooks, RateLimits, RejectionListener } from './rate-limits';
 
 const clientAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
 

@@ -10,6 +10,14 @@ export interface CounterStores {
   available: () => boolean;
 }
 
+/** Where the limits count, and who hears of what they do. */
+export interface RateLimitHooks {
+  /** Where to count; in memory unless given. */
+  stores?: CounterStores;
+  onRejected?: RejectionListener;
+  onAccountAlert?: AccountAlertListener;
+}
+
 /** Counting in each process's memory: always there. */
 export const IN_MEMORY: CounterStores = { storeFor: () => undefined, available: () => true };
 
