@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import { sha256 } from '../crypto/digest';
-import { forbidden, notFound } from '../shared/errors';
+import { badRequest, forbidden, notFound } from '../shared/errors';
 import { allows, isLowerRole, type Principal, type Role } from '../shared/principals';
 import { revokeSessionsOfApiKey, revokeSessionsOfStaleAppkeys } from '../sessions/revocation';
 import { contextOf, type RequestOrigin } from '../shared/audit-context';
@@ -19,6 +19,12 @@ export interface ApiKeyWithSecret {
 }
 
 const roleOf = (roles: readonly Role[]): Role | null => roles[0] ?? null;
+
+/**
+ * The longest grace each role may give a replaced appkey: an editor's hour covers a rolling deploy;
+ * keeping a possibly leaked appkey alive for days is an admin's call.
+ */
+const MAX_GRACE_SECONDS: Partial<Record<Role, number>> = { editor: 3_600, admin: 604_800 };
 
 /** API key management with the contract's role rules. Knows nothing of HTTP. */
 export class ApiKeysService {
@@ -92,6 +98,7 @@ export class ApiKeysService {
     origin: RequestOrigin,
   ): Promise<ApiKeyWithSecret> {
     const role = roleOf(input.roles);
+    assertGraceWithinCap(principal, graceSeconds);
     assertCanManage(principal, role);
     const appkey = generateAppkey();
     const key = await this.db.withTransaction(async (tx) => {
@@ -182,6 +189,14 @@ export class ApiKeysService {
   /** The appname is bound into the ciphertext, so a sealed appkey cannot be moved to another row. */
   private sealAppkey(appname: string, appkey: string) {
     return { keyDigest: sha256(appkey), keyCiphertext: this.box.seal(appkey, appname) };
+  }
+}
+
+/** A bad value (400) comes before a refusal (403): only a role that may regen has a cap to exceed. */
+function assertGraceWithinCap(principal: Principal, graceSeconds: number): void {
+  const cap = principal.role && MAX_GRACE_SECONDS[principal.role];
+  if (cap !== undefined && cap !== null && graceSeconds > cap) {
+    throw badRequest(`query.grace_seconds: must be at most ${cap} seconds for an ${principal.role} (the cap of the caller's role)`);
   }
 }
 
