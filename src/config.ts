@@ -7,6 +7,7 @@ import { secretsEnv, secretsSettings } from './config/secrets.env';
 import { tokensEnv, tokensSettings } from './config/tokens.env';
 import { rateLimitsEnv, rateLimitsSettings } from './config/rate-limits.env';
 import { keyPoliciesEnv, keyPoliciesSettings } from './config/key-policies.env';
+import { redisEnv, redisSettings } from './config/redis.env';
 
 export type * from './config/config.types';
 
@@ -17,10 +18,11 @@ export const ENV_SECTIONS = {
   Secrets: secretsEnv,
   Tokens: tokensEnv,
   'Rate limits': rateLimitsEnv,
+  Redis: redisEnv,
   'Key policies': keyPoliciesEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...keyPoliciesEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...keyPoliciesEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -45,5 +47,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...tokensSettings(e),
     ...rateLimitsSettings(e),
     ...keyPoliciesSettings(e),
+    ...redisSettings(e),
   }) satisfies Config;
 }

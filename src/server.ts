@@ -12,6 +12,7 @@ import { originOf } from './http/request-origin';
 import { recordAuditEvent } from './audit-trail/audit-trail';
 import { answerClientErrors } from './http/client-errors';
 import type { Metrics } from './metrics/metrics';
+import type { RedisConnection } from './cache/redis-connection';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
 import { RedisKeyRateCounter } from './key-policies/rate-counter';
 import type { Clock } from './key-policies/policy';
@@ -37,13 +38,9 @@ export interface RunningServer {
 export async function startServer(config: Config, logger: Logger, options: { createFirstAdmin?: boolean; clock?: Clock } = {}): Promise<RunningServer> {
   // prom-client (and what it pulls in) is loaded only when metrics are on: it costs memory (docs/performance.md).
   const metrics: Metrics | undefined = config.metrics.enabled ? new (await import('./metrics/metrics')).Metrics() : undefined;
-  // Connected whenever REDIS_URL is set, limits on or off: the keys' own rate limits are their owners' policy,
-  // which RATE_LIMIT_ENABLED=false does not turn off. Loaded only when configured: otherwise the Redis
-  // client holds resident memory for nothing (docs/performance.md, "memory").
-  const redis = config.rateLimits.redisUrl
-    ? await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
-    : undefined;
-  const keyRateCounter = redis && new RedisKeyRateCounter(redis.sendCommand, config.rateLimits.redisPrefix);
+  // Connected first: the keys' own rate limits count there too, so the services are built with it.
+  const redis = await connectRedisWhenConfigured(config, logger);
+  const keyRateCounter = redis && new RedisKeyRateCounter((args) => redis.send(args), config.rateLimits.redisPrefix);
   const services = await startRuntime(config, logger, { ...options, tokenEvents: metrics?.tokenEvents, keyRateCounter }).catch(async (err: unknown) => {
     await redis?.close();
     throw err;
@@ -51,8 +48,12 @@ export async function startServer(config: Config, logger: Logger, options: { cre
   const cleanups: (() => Promise<unknown>)[] = [];
   if (redis) cleanups.push(redis.close);
   try {
-    const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected, (alert) => recordAccountAlert(services, logger, alert));
-    const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis?.isUp });
+    const rateLimits = await loadRateLimits(config.rateLimits, logger, {
+      stores: redis && { storeFor: (await import('./http/redis-rate-limit-store')).redisStores(redis, config.rateLimits.redisPrefix), available: redis.isUp },
+      onRejected: metrics?.rateLimitRejected,
+      onAccountAlert: (alert) => recordAccountAlert(services, logger, alert),
+    });
+    const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis && (() => redis.answers()) });
     // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
     let metricsUrl: string | undefined;
     if (metrics && config.metrics.port !== undefined) {
@@ -86,6 +87,15 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     await Promise.allSettled([services.db.close(), ...cleanups.map((cleanup) => cleanup())]);
     throw err;
   }
+}
+
+/**
+ * The Redis of REDIS_URL, when set. Loaded only then: otherwise the Redis client holds resident memory
+ * for nothing (docs/performance.md, "memory").
+ */
+async function connectRedisWhenConfigured(config: Config, logger: Logger): Promise<RedisConnection | undefined> {
+  if (!config.redis.url) return undefined;
+  return (await import('./cache/redis-connection')).connectRedis(config.redis.url, { timeoutMs: config.redis.timeoutMs, logger });
 }
 
 /**

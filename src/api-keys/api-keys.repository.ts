@@ -16,7 +16,6 @@ export interface ApiKeyRow {
 /** What an exchange needs of a key row: which key, its sealed appkeys, and its policy. */
 export interface ApiKeySecretRow extends PolicyRow {
   id: string;
-  role: Role | null;
   key_generation: number;
   key_ciphertext: Buffer;
   /** The appkey before the last regen, only while its grace lasts. */
@@ -29,7 +28,7 @@ const COLUMNS = 'id, appname, description, role, last_login::float8 AS last_logi
 
 const FIND_SECRET_BY_APPNAME = preparedStatement(
   'api-keys.find-secret',
-  `SELECT id, role, key_generation, key_ciphertext,
+  `SELECT id, key_generation, key_ciphertext,
           CASE WHEN ${previousAppkeyValid('api_keys')} THEN previous_key_ciphertext END AS previous_key_ciphertext,
           ${previousGeneration('api_keys')} AS previous_key_generation,
           ${policyColumns('api_keys')}

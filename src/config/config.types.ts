@@ -47,6 +47,7 @@ export interface Config {
   readonly rateLimits: RateLimitSettings;
   /** KEY_MAX_LIFETIME_DAYS: the longest lifetime a create or a policy PUT may give a key; undefined: none. */
   readonly keyMaxLifetimeDays: number | undefined;
+  readonly redis: RedisSettings;
   readonly metrics: MetricsSettings;
   readonly console: ConsoleSettings;
 }
@@ -73,6 +74,13 @@ export interface MetricsSettings {
   readonly host: string;
 }
 
+export interface RedisSettings {
+  /** Counters shared by every instance live in Redis when set, in each process's memory otherwise. */
+  readonly url: string | undefined;
+  /** How long one command may take, sent or not, before Redis counts as down (REDIS_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+}
+
 export interface RateLimitRule {
   readonly limit: number;
   readonly windowSeconds: number;
@@ -92,7 +100,5 @@ export interface RateLimitSettings {
   readonly tokenRoutes: RateLimitRule;
   /** Key operations, per authenticated principal. */
   readonly keyOperations: RateLimitRule;
-  /** Counters live in Redis (shared by every instance) when set, in memory otherwise. */
-  readonly redisUrl: string | undefined;
   readonly redisPrefix: string;
 }

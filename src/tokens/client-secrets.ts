@@ -1,6 +1,6 @@
 import type { Database } from '../db/database';
 import type { KeyAppkeys, ValidAppkeys } from '../api-keys/valid-appkeys';
-import { spendKeyUse } from '../key-policies/key-uses';
+import { spendKeyUse } from '../api-keys/key-uses';
 import { LoginRefusedError } from '../shared/errors';
 import type { RequestOrigin } from '../shared/audit-context';
 import type { Role } from '../shared/principals';
@@ -21,7 +21,11 @@ export interface AuthenticatedClient {
  * introspection, and a password or refresh grant that names its client. A wrong secret and an
  * unknown client are the same refusal, recorded as login.failed. A right secret is an authentication
  * of the key like any other: judged by its policy, and on success it costs a credit and stamps
- * `last_used`, in one write that also confirms the policy judged is still the key's.
+ * `last_used`.
+ *
+ * The appkeys and policy may be kept ones (see ValidAppkeys): that one write also confirms the appkey
+ * that proved itself is still valid and the policy judged still the key's, and reads the key's role,
+ * so neither a regen nor a role or policy change on another instance is missed.
  */
 export class ClientSecrets {
   constructor(
@@ -39,17 +43,17 @@ export class ClientSecrets {
         throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');
       }
       if (!attempt.result) throw new LoginRefusedError('Invalid client credentials', 'invalid_client_secret');
-      const { id, appname, role } = attempt.result;
-      return { id, appname, role };
+      return attempt.result;
     });
   }
 
   /** Undefined when the secret is not one of these appkeys, or the key (or its policy) changed since they were read. */
-  private async authenticate(key: KeyAppkeys, secret: string, authentication: KeyAuthentication): Promise<KeyAppkeys | undefined> {
-    if (!provedBy(key, { secret })) return undefined;
+  private async authenticate(key: KeyAppkeys, secret: string, authentication: KeyAuthentication): Promise<AuthenticatedClient | undefined> {
+    const proof = provedBy(key, { secret });
+    if (!proof) return undefined;
     if (!(await authentication.admit(key))) return undefined;
-    const outcome = await spendKeyUse(this.db, { keyId: key.id, version: key.policy.version, cost: 1, now: authentication.now });
-    if (outcome.used) return key;
+    const outcome = await spendKeyUse(this.db, { keyId: key.id, version: key.policy.version, generation: proof.generation, cost: 1, now: authentication.now });
+    if (outcome.used) return { id: key.id, appname: key.appname, role: outcome.role };
     if (outcome.stale) return undefined;
     return authentication.refuseUsage(key);
   }

@@ -19,6 +19,7 @@ export interface TokenSubject {
   type: PrincipalType;
   id: string;
   name: string;
+  /** The role as the database holds it now: read by the statement that opened or rotated the session. */
   role: Role | null;
   /** An API key's permissions (its policy), which its tokens' scope may carry after the role's. */
   permissions?: readonly string[];
@@ -37,7 +38,7 @@ export interface IssuedSession {
 
 /** What a grant issues beside the access token, and for whom. */
 export interface IssueOptions {
-  /** The scope asked for (or the session's), already checked; undefined: all the role and the key's permissions grant. */
+  /** The scope asked for or kept by the session; undefined: all the role and a key's permissions grant. */
   scope?: string;
   /** The client the tokens are for: the access token's `client_id`, the ID token's `aud` and `azp`. */
   clientId: string;
@@ -72,9 +73,12 @@ export class TokenIssuer {
   /**
    * The token response for `subject` in `session`: an access token (for AUDIENCE, naming the client),
    * a refresh token unless `refreshToken` is false (client credentials, RFC 6749 §4.4.3), and an ID
-   * token for the client when `idToken` is true. The scope is the one rule of every grant: what was
-   * asked for (or all of it) within what the role and, for a key, its permissions grant now; and no
-   * token outlives its key (the session's times already do not).
+   * token for the client when `idToken` is true.
+   *
+   * The scope a token claims is the one rule every grant goes through: what was asked for (or what
+   * the session keeps) within what the subject's role and, for an API key, its permissions grant now.
+   * Offline resource servers read the claim, so it must never say more than the role allows at the
+   * moment of issue. And no token outlives its API key (the session's times already do not).
    */
   async issue(subject: TokenSubject, session: IssuedSession, what: IssueOptions): Promise<OAuthTokenResponse> {
     const { id: sessionId, refreshJti, times, now } = session;

@@ -3,7 +3,6 @@ import type { ApiKeyLogins } from '../../sessions/api-key-logins';
 import type { KeyAppkeys, ValidAppkeys } from '../../api-keys/valid-appkeys';
 import { LoginRefusedError, OAuthError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
-import { grantableScopes, scopeWithin } from '../../shared/principals';
 import { recordingRefusals } from '../failed-logins';
 import { claimedAppname, type RequestTokenRules } from '../request-token';
 import { provedBy, spendProofWork, type KeyCredential } from '../appkey-proof';
@@ -13,7 +12,7 @@ import type { OAuthTokenResponse } from '../tokens.responses';
 
 /** What a login of an API key asks for beyond its credential. */
 export interface ApiKeyTokenRequest {
-  /** Checked within the key's role; undefined: all the role grants. */
+  /** Checked within the key's role as the login's statement reads it; undefined: all the role grants. */
   scope?: string;
   /** No refresh token for client credentials (RFC 6749 §4.4.3). */
   refreshToken: boolean;
@@ -77,9 +76,6 @@ export class ApiKeyGrant {
     const proof = provedBy(key, credential);
     if (!proof) return undefined;
     if (!(await authentication.admit(key))) return undefined;
-    if (request.scope !== undefined && !scopeWithin(request.scope, grantableScopes(key.role, key.policy.permissions))) {
-      throw new OAuthError('invalid_scope', 'The requested scope is not within what the API key\'s role and permissions grant');
-    }
     const session = this.issuer.newSession(origin);
     const outcome = await this.logins.open({
       ...session,
@@ -93,6 +89,7 @@ export class ApiKeyGrant {
     });
     if (!outcome.opened) {
       if (outcome.refused === 'stale') return undefined;
+      if (outcome.refused === 'scope') throw new OAuthError('invalid_scope', 'The requested scope is not within what the API key\'s role and permissions grant');
       if (outcome.refused === 'usage_exceeded') return authentication.refuseUsage(key);
       throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
     }

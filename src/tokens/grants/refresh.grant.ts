@@ -5,7 +5,7 @@ import { revokeSessionOnReuse } from '../../sessions/revocation';
 import type { TokenSigner } from '../../signing-keys/token-signer';
 import { OAuthError, UnauthorizedError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
-import { grantableScopes, heldScope, scopeWithin, scopeWords } from '../../shared/principals';
+import { heldScope, scopeWithin, scopeWords } from '../../shared/principals';
 import { sessionClientId } from '../session-client';
 import { clientAddressText } from '../../key-policies/addresses';
 import type { TokenIssuer } from '../token-issuer';
@@ -92,7 +92,7 @@ export class RefreshGrant {
     if (request.clientId !== undefined && request.clientId !== sessionClientId(grant, this.defaultClientId)) {
       throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
     }
-    if (request.scope !== undefined && !scopeWithin(request.scope, grant.scope === null ? grantableScopes(grant.role, grant.permissions) : scopeWords(grant.scope))) {
+    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(heldScope(grant.role, grant.scope, grant.permissions)))) {
       throw new OAuthError('invalid_scope', 'A refresh may keep or narrow the session\'s scope, not widen it');
     }
   }
