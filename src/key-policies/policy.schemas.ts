@@ -5,7 +5,7 @@ import { DISABLED_REASONS, REFILL_INTERVALS } from './policy';
 /** A whole number from `min` to `max`, with one message naming both. */
 const wholeNumber = (min: number, max: number) => {
   const rule = `must be a whole number from ${min} to ${max.toLocaleString('en-US').replaceAll(',', '')}`;
-  return z.int({ error: rule }).min(min, rule).max(max, rule);
+  return z.int({ error: (issue) => (issue.input === undefined ? 'is required' : rule) }).min(min, rule).max(max, rule);
 };
 
 /** Unix seconds up to the year 9999: far enough for any expiry, small enough for any date library. */

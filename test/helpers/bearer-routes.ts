@@ -45,6 +45,14 @@ export const BEARER_ROUTES: readonly BearerRoute[] = [
     allowed: { role: 'editor', status: 200 },
     forbidden: ['viewer', null],
   },
+  { method: 'get', path: '/api/v1/api-keys/{appname}/policy', allowed: { role: 'viewer', status: 200 }, forbidden: [null] },
+  {
+    method: 'put',
+    path: '/api/v1/api-keys/{appname}/policy',
+    body: () => ({ permissions: ['billing:read'] }),
+    allowed: { role: 'editor', status: 200 },
+    forbidden: ['viewer', null],
+  },
   { method: 'get', path: '/api/v1/audit-events', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
   {
     method: 'post',
