@@ -2,14 +2,29 @@ import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { AuditPage } from './audit-page';
 import { KeysPage } from './keys-page';
+import { KeyPage } from './key-page';
 import { SignIn } from './sign-in';
 import { signOut, whenSessionEnds, type User } from './session';
 
 const BASE = '/console/';
 const AUDIT = '/console/audit';
+const KEY = '/console/keys/';
 
-type Route = 'keys' | 'audit';
-const routeOf = (path: string): Route => (path.replace(/\/+$/, '') === AUDIT ? 'audit' : 'keys');
+/** A page of the console: the keys, the audit log, or one key's page (/console/keys/{appname}). */
+type Route = 'keys' | 'audit' | { key: string };
+function routeOf(path: string): Route {
+  const trimmed = path.replace(/\/+$/, '');
+  if (trimmed === AUDIT) return 'audit';
+  if (path.startsWith(KEY) && trimmed.length > KEY.length - 1) {
+    try {
+      return { key: decodeURIComponent(trimmed.slice(KEY.length)) };
+    } catch {
+      return 'keys';
+    }
+  }
+  return 'keys';
+}
+const pathOf = (route: Route) => (route === 'audit' ? AUDIT : route === 'keys' ? BASE : `${KEY}${encodeURIComponent(route.key)}`);
 
 /** Client-side routes under /console/: the service answers every one of them with this page. */
 function useRoute(): [Route, (to: Route) => void] {
@@ -20,7 +35,7 @@ function useRoute(): [Route, (to: Route) => void] {
     return () => removeEventListener('popstate', back);
   }, []);
   const go = (to: Route) => {
-    const path = to === 'audit' ? AUDIT : BASE;
+    const path = pathOf(to);
     if (location.pathname !== path) history.pushState(null, '', path);
     setRoute(to);
   };
@@ -62,7 +77,13 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    document.title = !user ? 'Sign in · API key console' : route === 'audit' ? 'Audit log · API key console' : 'API keys · API key console';
+    document.title = !user
+      ? 'Sign in · API key console'
+      : route === 'audit'
+        ? 'Audit log · API key console'
+        : route === 'keys'
+          ? 'API keys · API key console'
+          : `${route.key} · API key console`;
   }, [user, route]);
 
   if (!user) {
@@ -78,10 +99,12 @@ export function App() {
   }
 
   const admin = user.role === 'admin';
-  const link = (to: Route, label: string) => (
+  // A key's page belongs to the keys: its link stays current there.
+  const section = typeof route === 'object' ? 'keys' : route;
+  const link = (to: 'keys' | 'audit', label: string) => (
     <a
-      href={to === 'audit' ? AUDIT : BASE}
-      class={route === to ? 'nav-link nav-link-current' : 'nav-link'}
+      href={pathOf(to)}
+      class={section === to ? 'nav-link nav-link-current' : 'nav-link'}
       aria-current={route === to ? 'page' : undefined}
       onClick={(event) => {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
@@ -127,8 +150,10 @@ export function App() {
             </p>
           ) : route === 'audit' ? (
             <AuditPage />
+          ) : typeof route === 'object' ? (
+            <KeyPage user={user} appname={route.key} onBack={() => go('keys')} />
           ) : (
-            <KeysPage user={user} />
+            <KeysPage user={user} onOpenKey={(appname) => go({ key: appname })} />
           )}
         </PageFault>
       </main>
