@@ -22,6 +22,9 @@ import { PATHS } from './shared/paths';
 import { RevocationService } from './oauth/revocation.service';
 import { IntrospectionService } from './oauth/introspection.service';
 import { AuditService } from './audit-events/audit-events.service';
+import { takeSealedCensus, type SealedCensus } from './db/sealed-secrets';
+import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
+import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
 
 export interface Services {
   db: Database;
@@ -38,6 +41,8 @@ export interface Services {
   revocation: RevocationService;
   introspection: IntrospectionService;
   audit: AuditService;
+  /** Counts every stored secret by the master key that sealed it (the start refuses what no configured key opens). */
+  sealedSecrets: () => Promise<SealedCensus>;
 }
 
 /** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
@@ -89,5 +94,6 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     revocation: new RevocationService(db, signer),
     introspection: new IntrospectionService(db, signer, config.defaultClientId),
     audit: new AuditService(db),
+    sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS]),
   };
 }
