@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from './config/config.types';
-import { crossVariableProblems } from './config/cross-checks';
+import { crossSettingProblems, crossVariableProblems } from './config/cross-checks';
 import { serverEnv, serverSettings } from './config/server.env';
 import { databaseEnv, databaseSettings } from './config/database.env';
 import { secretsEnv, secretsSettings } from './config/secrets.env';
@@ -40,7 +40,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   ];
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
-  return Object.freeze({
+  const config: Config = Object.freeze({
     ...serverSettings(e),
     ...databaseSettings(e),
     ...secretsSettings(e),
@@ -48,5 +48,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...rateLimitsSettings(e),
     ...keyPoliciesSettings(e),
     ...redisSettings(e),
-  }) satisfies Config;
+  });
+  const settingProblems = crossSettingProblems(config);
+  if (settingProblems.length) throw new ConfigError(settingProblems);
+  return config;
 }

@@ -27,6 +27,9 @@ import { MemoryKeyRateCounter, type KeyRateCounter } from './key-policies/rate-c
 import { systemClock, type Clock } from './key-policies/policy';
 import { KeyAdmissions } from './tokens/key-admission';
 import { KeyPolicyService } from './api-keys/key-policy.service';
+import { takeSealedCensus, type SealedCensus } from './db/sealed-secrets';
+import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
+import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
 
 export interface Services {
   db: Database;
@@ -49,6 +52,8 @@ export interface Services {
   keyJudge: KeyJudge;
   /** The moment policies are judged at: the system clock, or a test's. */
   clock: Clock;
+  /** Counts every stored secret by the master key that sealed it (the start refuses what no configured key opens). */
+  sealedSecrets: () => Promise<SealedCensus>;
 }
 
 /** What the services are built with beside the configuration. */
@@ -104,7 +109,12 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     users: new UsersService(db, config.bcryptCost, credentials),
     signingKeys,
     grants,
-    tokenEndpoint: new TokenEndpoint({ ...grants, clients, assertionRules }),
+    tokenEndpoint: new TokenEndpoint({
+      ...grants,
+      clients,
+      assertionRules,
+      clientIds: { public: new Set(config.publicClientIds), refused: new Set([config.audience, config.issuer]) },
+    }),
     clients,
     authenticator,
     keyRoutesAuthenticator,
@@ -114,5 +124,6 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     keyPolicies: new KeyPolicyService(db, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
     keyJudge,
     clock,
+    sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS]),
   };
 }
