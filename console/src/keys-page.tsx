@@ -29,12 +29,15 @@ const listKeys = async (prefix: string, after: string | undefined) =>
 function useKeyStatuses(keys: ApiKey[]): Map<string, KeyStatus> {
   const [statuses, setStatuses] = useState<Map<string, KeyStatus>>(new Map());
   const asked = useRef(new Set<string>());
+  const gone = useRef(false);
+  // Leaving the page (another page, or signing out) stops the reads not yet sent.
+  useEffect(() => () => void (gone.current = true), []);
   useEffect(() => {
     const pending = keys.map((k) => k.appname).filter((name) => !asked.current.has(name));
     pending.forEach((name) => asked.current.add(name));
     let next = 0;
     const worker = async () => {
-      while (next < pending.length) {
+      while (next < pending.length && !gone.current) {
         const appname = pending[next++]!;
         try {
           const { data } = await call<{ data: KeyPolicy }>('GET', `/api/v1/api-keys/${encodeURIComponent(appname)}/policy`);

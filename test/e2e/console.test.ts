@@ -124,6 +124,9 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     // The watch reads the token response off the wire a moment after the page got it.
     await eventually(async () => watched.tokens.length >= before + 2, true);
+    // The first page's calls (the keys list, then each row's policy for its badge) are over before
+    // the test acts, so none of them is in flight across a sign-out or a revocation it makes.
+    await untilQuiet(page);
   }
 
   /** Narrows the list to keys whose appname starts with `prefix`, and waits for the answer. */
@@ -456,6 +459,10 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     w!.expectStatus(400, 401);
     await signIn(w!, admin);
     const [accessToken] = w!.tokens;
+    // The keys page's list and its rows' policies (the badges) are in first: the call after the
+    // revocation is then the filter's, not one of those.
+    await rowOf(w!, 'billing-api').waitFor();
+    await untilQuiet(page);
 
     const revoked = await fetch(`${t.baseUrl}/oauth2/revoke`, { method: 'POST', body: new URLSearchParams({ token: accessToken! }) });
     expect(revoked.status).toBe(200);
