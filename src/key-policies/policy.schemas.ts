@@ -4,7 +4,7 @@ import { DISABLED_REASONS, REFILL_INTERVALS } from './policy';
 
 /** A whole number from `min` to `max`, with one message naming both. */
 const wholeNumber = (min: number, max: number) => {
-  const rule = `must be a whole number from ${min} to ${max.toLocaleString('en-US').replaceAll(',', '')}`;
+  const rule = `must be a whole number from ${min} to ${max}`;
   return z.int({ error: (issue) => (issue.input === undefined ? 'is required' : rule) }).min(min, rule).max(max, rule);
 };
 
