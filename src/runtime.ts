@@ -67,13 +67,14 @@ async function applyAuditRetention(owner: Queryable, config: Config, logger: Log
 
 /**
  * Opens the stored secrets the service needs (the active signing key, created here on a new
- * database, and the appkey changed longest ago) so that a wrong MASTER_KEY stops the start with a
+ * database, the appkey and the webhook secret changed longest ago) so that a wrong MASTER_KEY stops the start with a
  * message naming the variables, rather than a crypto error at start or at a key's first exchange.
  */
 async function checkMasterKey(services: Services, config: Config): Promise<void> {
   try {
     await services.signingKeys.initialise();
     await services.apiKeys.checkAppkeysOpen();
+    await services.webhooks.checkSecretsOpen();
   } catch (err) {
     if (!(err instanceof UnopenableSecretError)) throw err;
     const refusal = config.masterKeyPrevious

@@ -22,6 +22,7 @@ import { PATHS } from './shared/paths';
 import { RevocationService } from './oauth/revocation.service';
 import { IntrospectionService } from './oauth/introspection.service';
 import { AuditService } from './audit-events/audit-events.service';
+import { WebhooksService } from './webhooks/webhooks.service';
 
 export interface Services {
   db: Database;
@@ -38,6 +39,8 @@ export interface Services {
   revocation: RevocationService;
   introspection: IntrospectionService;
   audit: AuditService;
+  /** The endpoints API, and the dispatcher of their messages (started by the server). */
+  webhooks: WebhooksService;
 }
 
 /** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
@@ -84,5 +87,6 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     revocation: new RevocationService(db, signer),
     introspection: new IntrospectionService(db, signer, config.defaultClientId),
     audit: new AuditService(db),
+    webhooks: new WebhooksService(db, box, config.webhooks),
   };
 }
