@@ -17,9 +17,9 @@ const WEBHOOK_ENV = {
 };
 
 async function call(server: ServerProcess, method: string, path: string, token?: string, body?: unknown) {
-  const payload = body === undefined ? {} : json(body);
+  const payload: { headers?: Record<string, string>; body?: string } = body === undefined ? {} : json(body);
   const reply = await send(server.baseUrl, method, path, { ...payload, headers: { ...payload.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-  return { status: reply.status, body: reply.text ? (JSON.parse(reply.text) as Record<string, any>) : {} };
+  return { status: reply.status, body: reply.text ? (JSON.parse(reply.text) as Record<string, any> /* eslint-disable-line @typescript-eslint/no-explicit-any */) : {} };
 }
 
 async function adminToken(server: ServerProcess): Promise<string> {
