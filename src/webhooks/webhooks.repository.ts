@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database';
+import type { SealedColumn } from '../db/sealed-secrets';
 import type { SubscribableEvent } from './webhooks.schemas';
 
 export interface WebhookRow {
@@ -99,10 +100,14 @@ export async function updateSealedWebhookSecrets(q: Queryable, id: string, secre
   );
 }
 
-/** The secret changed longest ago, the likeliest to be sealed under an old MASTER_KEY. */
-export async function findOldestSealedWebhookSecret(q: Queryable): Promise<{ id: string; secret_ciphertext: Buffer } | undefined> {
-  const { rows } = await q.query<{ id: string; secret_ciphertext: Buffer }>(
-    'SELECT id, secret_ciphertext FROM webhook_endpoints ORDER BY updated_at LIMIT 1',
-  );
-  return rows[0];
-}
+/** The signing secrets sealed under MASTER_KEY, each bound to its endpoint: the current one, and the previous one while it still signs. */
+export const SEALED_WEBHOOK_SECRETS: readonly SealedColumn[] = [
+  { what: 'webhook secrets', table: 'webhook_endpoints', column: 'secret_ciphertext', associatedData: "'webhook:' || id::text" },
+  {
+    what: 'previous webhook secrets',
+    table: 'webhook_endpoints',
+    column: 'previous_secret_ciphertext',
+    associatedData: "'webhook:' || id::text",
+    inUse: 'previous_secret_until > now()',
+  },
+];

@@ -131,12 +131,6 @@ export class WebhooksService {
     return resealed;
   }
 
-  /** Opens the secret changed longest ago: throws UnopenableSecretError when MASTER_KEY is not the one it was sealed with. */
-  async checkSecretsOpen(): Promise<void> {
-    const oldest = await repo.findOldestSealedWebhookSecret(this.db);
-    if (oldest) this.box.open(oldest.secret_ciphertext, secretBinding(oldest.id));
-  }
-
   private async checkedUrl(url: string): Promise<string> {
     try {
       return await checkEndpointUrl(url, this.settings.allowInsecure, this.resolve);
