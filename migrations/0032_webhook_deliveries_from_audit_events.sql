@@ -8,7 +8,7 @@
 -- or not, so a test of one endpoint is never sent to the others.
 --
 -- SECURITY DEFINER, owned by the schema owner that runs the migrations: the runtime role may not
--- INSERT into webhook_deliveries itself (0033), so it can neither forge a message nor address one
+-- INSERT into webhook_deliveries itself (0033 guards the table), so it can neither forge a message nor address one
 -- to an endpoint of its choosing; it gets messages only by writing audit events. The search_path is
 -- pinned to this schema, so a caller cannot put tables of its own in the function's way.
 CREATE FUNCTION webhook_deliveries_enqueue() RETURNS trigger

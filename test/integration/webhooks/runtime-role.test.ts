@@ -26,7 +26,7 @@ async function outcome(client: Client, sql: string): Promise<string> {
 
 const INSUFFICIENT_PRIVILEGE = '42501';
 
-/** The roles of the least-privilege test (migrations 0010, 0033): migrations as the owner, the service as a member of apikeys_runtime. */
+/** The roles of the least-privilege test (migrations 0012, 0033): migrations as the owner, the service as its runtime role. */
 onSharedServerOnly()('webhooks under the least-privileged runtime role', () => {
   const suffix = randomBytes(5).toString('hex');
   const owner = { name: `apikeys_owner_${suffix}`, password: randomBytes(12).toString('hex') };
@@ -45,12 +45,8 @@ onSharedServerOnly()('webhooks under the least-privileged runtime role', () => {
 
   beforeAll(async () => {
     await asSuperuser(`
-      DO $$ BEGIN
-        CREATE ROLE apikeys_runtime NOLOGIN;
-      EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-      END $$;
       CREATE ROLE ${owner.name} LOGIN PASSWORD '${owner.password}';
-      CREATE ROLE ${runtime.name} LOGIN PASSWORD '${runtime.password}' IN ROLE apikeys_runtime;
+      CREATE ROLE ${runtime.name} LOGIN PASSWORD '${runtime.password}';
       CREATE SCHEMA ${schema} AUTHORIZATION ${owner.name};
     `);
     receiver = await startReceiver();
@@ -86,16 +82,18 @@ onSharedServerOnly()('webhooks under the least-privileged runtime role', () => {
     const { rows } = await runtimeClient.query<{ id: string; endpoint_id: string }>('SELECT id, endpoint_id FROM webhook_deliveries LIMIT 1');
     const [row] = rows;
     expect(row).toBeDefined();
+    const elsewhere = await createEndpoint(t!, await adminToken(t!), { url: `${receiver.url}/elsewhere`, events: ['user.deleted'] });
 
     const attempts = {
       insert: await outcome(runtimeClient, `INSERT INTO webhook_deliveries (endpoint_id, audit_event_id, type) VALUES ('${row!.endpoint_id}', 1, 'api_key.created')`),
-      readdress: await outcome(runtimeClient, `UPDATE webhook_deliveries SET endpoint_id = endpoint_id WHERE id = '${row!.id}'`),
+      readdress: await outcome(runtimeClient, `UPDATE webhook_deliveries SET endpoint_id = '${elsewhere.id}' WHERE id = '${row!.id}'`),
       otherEvent: await outcome(runtimeClient, `UPDATE webhook_deliveries SET audit_event_id = 1 WHERE id = '${row!.id}'`),
       newId: await outcome(runtimeClient, `UPDATE webhook_deliveries SET id = gen_random_uuid() WHERE id = '${row!.id}'`),
       retype: await outcome(runtimeClient, `UPDATE webhook_deliveries SET type = 'user.deleted' WHERE id = '${row!.id}'`),
       replaceTrigger: await outcome(runtimeClient, 'CREATE OR REPLACE FUNCTION webhook_deliveries_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$'),
       dropTrigger: await outcome(runtimeClient, 'DROP TRIGGER audit_events_to_webhooks ON audit_events'),
       callTrigger: await outcome(runtimeClient, 'SELECT webhook_deliveries_enqueue()'),
+      disableGuard: await outcome(runtimeClient, 'ALTER TABLE webhook_deliveries DISABLE TRIGGER webhook_deliveries_only_from_events'),
     };
     const recordOutcome = await outcome(runtimeClient, `UPDATE webhook_deliveries SET attempts = attempts WHERE id = '${row!.id}'`);
 
@@ -108,6 +106,7 @@ onSharedServerOnly()('webhooks under the least-privileged runtime role', () => {
       replaceTrigger: INSUFFICIENT_PRIVILEGE,
       dropTrigger: INSUFFICIENT_PRIVILEGE,
       callTrigger: expect.stringMatching(/^(42501|0A000)$/),
+      disableGuard: INSUFFICIENT_PRIVILEGE,
     });
     expect(recordOutcome).toBe('ok');
   });
