@@ -66,9 +66,8 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       clockTolerance: config.clockTolerance,
       webhookRetentionDays: config.webhooks.retentionDays,
     });
-    const dispatcher = services.webhooks.dispatcher(logger, metrics?.webhookOutcome);
+    const dispatcher = services.webhooks.dispatcher(logger, { onOutcome: metrics?.webhookOutcome, onLag: metrics?.webhookLag });
     dispatcher.start();
-    metrics?.watchWebhooks(() => services.webhooks.oldestDueAgeSeconds());
     if (config.webhooks.allowInsecure && config.env === 'production') {
       logger.warn('WEBHOOK_ALLOW_INSECURE=true: webhook endpoints may use http: and non-public addresses; this is meant for development and tests');
     }

@@ -21,7 +21,7 @@ export class Metrics {
   private readonly refreshReuse: Counter;
   private poolStats: (() => PoolStats) | undefined;
   private readonly webhookDeliveries: Counter<'outcome'>;
-  private oldestDueWebhook: (() => Promise<number>) | undefined;
+  private readonly oldestDueWebhook: Gauge;
 
   /** For TokenService: counts each refresh token presented a second time. */
   readonly tokenEvents = { onRefreshReuse: () => this.refreshReuse.inc() };
@@ -58,13 +58,10 @@ export class Metrics {
       labelNames: ['outcome'],
       registers,
     });
-    const oldestDue: Gauge = new Gauge({
+    this.oldestDueWebhook = new Gauge({
       name: 'webhook_oldest_due_delivery_age_seconds',
-      help: 'Seconds since the oldest webhook message that is due became due; 0 when none is (deliveries keep up while it stays low).',
+      help: 'Seconds since the oldest webhook message that is due became due, as the last poll of the dispatcher saw it; 0 when none is (deliveries keep up while it stays low).',
       registers,
-      collect: async () => {
-        if (this.oldestDueWebhook) oldestDue.set(await this.oldestDueWebhook());
-      },
     });
     const pool: Gauge<'state'> = new Gauge({
       name: 'db_pool_connections',
@@ -86,10 +83,10 @@ export class Metrics {
     this.poolStats = stats;
   }
 
-  /** Reads the age of the oldest due webhook message at each scrape (one query, only then). */
-  watchWebhooks(oldestDueAgeSeconds: () => Promise<number>): void {
-    this.oldestDueWebhook = oldestDueAgeSeconds;
-  }
+  /** A property: handed to the webhook dispatcher, which measures the age at each poll (a scrape queries nothing). */
+  readonly webhookLag = (oldestDueAgeSeconds: number): void => {
+    this.oldestDueWebhook.set(oldestDueAgeSeconds);
+  };
 
   /** A property: handed to the webhook dispatcher as its outcome listener. */
   readonly webhookOutcome = (outcome: 'delivered' | 'retrying' | 'failed'): void => {

@@ -4,7 +4,7 @@ import type { SecretBox } from '../crypto/secretbox';
 import type { Logger } from '../logger';
 import { presentAuditEvent } from '../audit-events/audit-events.presenter';
 import { systemResolve, type Resolve } from './address-rules';
-import { leaseDueEndpoints, readDueMessages, recordOutcomes, releaseLease, type AttemptOutcome, type DueMessage, type LeasedEndpoint } from './deliveries.repository';
+import { leaseDueEndpoints, oldestDueAgeSeconds, readDueMessages, recordOutcomes, releaseLease, type AttemptOutcome, type DueMessage, type LeasedEndpoint } from './deliveries.repository';
 import { WebhookSender, type SendResult } from './sender';
 import { messageIdOf, secretBinding, signedHeaders } from './signer';
 
@@ -18,6 +18,15 @@ export interface DispatcherSettings {
 
 /** An attempt's outcome as metrics count it. */
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
+
+export interface DispatcherOptions {
+  /** How host names are resolved (the system's resolver unless a test gives another). */
+  resolve?: Resolve;
+  /** Told each attempt's outcome (metrics). */
+  onOutcome?: (outcome: DeliveryOutcome) => void;
+  /** Told, at each poll, how long the oldest due message has waited (metrics); unset, nothing is measured. */
+  onLag?: (oldestDueAgeSeconds: number) => void;
+}
 
 /** Messages read (and sent) per round of one endpoint. */
 const BATCH_SIZE = 100;
@@ -64,7 +73,7 @@ export class WebhookDispatcher {
     private readonly box: SecretBox,
     private readonly settings: DispatcherSettings,
     private readonly logger: Logger,
-    private readonly options: { resolve?: Resolve; onOutcome?: (outcome: DeliveryOutcome) => void } = {},
+    private readonly options: DispatcherOptions = {},
   ) {
     this.sender = new WebhookSender(settings, options.resolve ?? systemResolve);
     this.leaseMs = 2 * settings.timeoutMs + 5_000;
@@ -105,7 +114,9 @@ export class WebhookDispatcher {
 
   /** Leases what is due and starts delivering it, without waiting for the deliveries. */
   private async poll(): Promise<void> {
-    if (this.stopping || this.active.size >= ENDPOINTS_AT_ONCE) return;
+    if (this.stopping) return;
+    if (this.options.onLag) this.options.onLag(await oldestDueAgeSeconds(this.db));
+    if (this.active.size >= ENDPOINTS_AT_ONCE) return;
     const leaseId = randomUUID();
     const leased = await leaseDueEndpoints(this.db, leaseId, this.leaseMs, ENDPOINTS_AT_ONCE - this.active.size);
     const leasedAt = Date.now();

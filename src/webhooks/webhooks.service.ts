@@ -7,10 +7,10 @@ import { badRequest, conflict, forbidden, notFound } from '../shared/errors';
 import { allows, type Principal } from '../shared/principals';
 import { AddressRefusedError, checkEndpointUrl, hostOf, systemResolve, type Resolve } from './address-rules';
 import { deliveryIdOf, formatSecret, generateSecret, secretBinding } from './signer';
-import { WebhookDispatcher, type DeliveryOutcome, type DispatcherSettings } from './dispatcher';
+import { WebhookDispatcher, type DispatcherOptions, type DispatcherSettings } from './dispatcher';
 import type { Logger } from '../logger';
 import * as repo from './webhooks.repository';
-import { findDeliveryOfEvent, listDeliveries, oldestDueAgeSeconds, type DeliveryRow } from './deliveries.repository';
+import { findDeliveryOfEvent, listDeliveries, type DeliveryRow } from './deliveries.repository';
 import type { CreateWebhookInput, ListDeliveriesInput, ListWebhooksInput, UpdateWebhookInput } from './webhooks.schemas';
 
 /** How long the replaced secret keeps signing after a rotation: receivers switch within a day. */
@@ -109,13 +109,8 @@ export class WebhooksService {
   }
 
   /** This instance's dispatcher, not started: the server starts it, and stops it before closing the pool. */
-  dispatcher(logger: Logger, onOutcome?: (outcome: DeliveryOutcome) => void): WebhookDispatcher {
-    return new WebhookDispatcher(this.db, this.box, this.settings, logger, { resolve: this.resolve, onOutcome });
-  }
-
-  /** For metrics: how long the oldest due message has waited, in seconds. */
-  oldestDueAgeSeconds(): Promise<number> {
-    return oldestDueAgeSeconds(this.db);
+  dispatcher(logger: Logger, listeners: Pick<DispatcherOptions, 'onOutcome' | 'onLag'> = {}): WebhookDispatcher {
+    return new WebhookDispatcher(this.db, this.box, this.settings, logger, { resolve: this.resolve, ...listeners });
   }
 
   /** `keys rewrap`: every endpoint secret sealed under the previous MASTER_KEY sealed again under the current one. */

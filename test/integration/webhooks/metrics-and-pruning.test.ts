@@ -41,21 +41,29 @@ describe('webhook metrics: deliveries by outcome', () => {
 
 describe('webhook metrics: the age of the oldest due message', () => {
   let t: TestApp;
+  let stalled: Receiver;
 
   beforeAll(async () => {
-    // A dispatcher that does not poll within the test: what is due stays due.
-    t = await startTestApp({ WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_POLL_INTERVAL_MS: '60000', METRICS_ENABLED: 'true' });
+    // A receiver that answers only after the test: the message stays due while its send hangs.
+    stalled = await startReceiver(() => ({ delayMs: 20_000 }));
+    t = await startTestApp({ WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_POLL_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '15000', METRICS_ENABLED: 'true' });
   });
-  afterAll(() => t?.close());
+  afterAll(async () => {
+    // The receiver first: its sockets closed, the hanging send ends at once and the service stops.
+    await stalled?.close();
+    await t?.close();
+  });
 
   it('when a message has been due for a while, then the gauge shows how long; when its endpoint is disabled, then it no longer counts', async () => {
     const admin = await adminToken(t);
-    const endpoint = await createEndpoint(t, admin, { url: 'http://127.0.0.1:9/hook', events: ['user.deleted'] });
+    const endpoint = await createEndpoint(t, admin, { url: stalled.url, events: ['user.deleted'] });
     await t.http().post(`${WEBHOOKS}/${endpoint.id}/test`).set(bearer(admin));
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await stalled.waitFor(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
 
     const waiting = sample(await scrape(t), 'webhook_oldest_due_delivery_age_seconds');
-    await t.http().put(`${WEBHOOKS}/${endpoint.id}`).set(bearer(admin)).send({ url: 'http://127.0.0.1:9/hook', events: ['user.deleted'], enabled: false });
+    await t.http().put(`${WEBHOOKS}/${endpoint.id}`).set(bearer(admin)).send({ url: stalled.url, events: ['user.deleted'], enabled: false });
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const disabled = sample(await scrape(t), 'webhook_oldest_due_delivery_age_seconds');
 
     expect(waiting).toBeGreaterThanOrEqual(1);
