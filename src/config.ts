@@ -7,6 +7,7 @@ import { secretsEnv, secretsSettings } from './config/secrets.env';
 import { tokensEnv, tokensSettings } from './config/tokens.env';
 import { rateLimitsEnv, rateLimitsSettings } from './config/rate-limits.env';
 import { redisEnv, redisSettings } from './config/redis.env';
+import { webhooksEnv, webhooksSettings } from './config/webhooks.env';
 
 export type * from './config/config.types';
 
@@ -18,9 +19,10 @@ export const ENV_SECTIONS = {
   Tokens: tokensEnv,
   'Rate limits': rateLimitsEnv,
   Redis: redisEnv,
+  Webhooks: webhooksEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...webhooksEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -45,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...tokensSettings(e),
     ...rateLimitsSettings(e),
     ...redisSettings(e),
+    ...webhooksSettings(e),
   });
   const settingProblems = crossSettingProblems(config);
   if (settingProblems.length) throw new ConfigError(settingProblems);
