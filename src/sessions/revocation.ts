@@ -75,22 +75,22 @@ export async function revokeSessionsOfStaleAppkeys(q: Queryable, apiKeyId: strin
   return rowCount ?? 0;
 }
 
-/** Why a user's sessions all end: the change to the user made at the command line. */
+/** Why a user's sessions all end: the change made to the user (through the API or the command line). */
 export type UserSessionsEndReason = 'password_changed' | 'role_changed' | 'user_disabled';
 
 const REVOKE_ALL_OF_USER = revokeAndRecord(
   'sessions.revoke-all-of-user',
   'session.revoked',
-  'UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE user_id = $1 AND revoked_at IS NULL',
+  'UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE user_id = $1 AND revoked_at IS NULL AND id IS DISTINCT FROM $7::uuid',
   '$6::text',
 );
 
 /**
- * Ends every live session of the user, recording one session.revoked per session by whoever made
- * the change (`ctx`): after a password, role or status change, a token obtained before it must not
- * outlive it. Returns how many sessions ended.
+ * Ends every live session of the user but `keep` (the one a user changes their own password from),
+ * recording one session.revoked per session by whoever made the change (`ctx`): after a password,
+ * role or status change, a token obtained before it must not outlive it. Returns how many ended.
  */
-export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: UserSessionsEndReason, ctx: AuditContext): Promise<number> {
-  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_USER, [userId, reason, ...originValues(ctx), ctx.actor]);
+export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: UserSessionsEndReason, ctx: AuditContext, keep?: string): Promise<number> {
+  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_USER, [userId, reason, ...originValues(ctx), ctx.actor, keep ?? null]);
   return rows[0]!.revoked;
 }
