@@ -106,7 +106,7 @@ async function seed(db: string, total: number, exercised: number, service: Servi
     await server.stop();
   }
   const began = performance.now();
-  await fillApiKeys(db, total);
+  await fillApiKeys(db, total, Buffer.from(service.masterKey, 'base64'));
   const fillSeconds = (performance.now() - began) / 1000;
   if (timing) timing.fillSeconds = fillSeconds;
   const appnames = await query(db, async (c) => {

@@ -23,6 +23,9 @@ import { PATHS } from './shared/paths';
 import { RevocationService } from './oauth/revocation.service';
 import { IntrospectionService } from './oauth/introspection.service';
 import { AuditService } from './audit-events/audit-events.service';
+import { takeSealedCensus, type SealedCensus } from './db/sealed-secrets';
+import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
+import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
 
 export interface Services {
   db: Database;
@@ -41,6 +44,8 @@ export interface Services {
   revocation: RevocationService;
   introspection: IntrospectionService;
   audit: AuditService;
+  /** Counts every stored secret by the master key that sealed it (the start refuses what no configured key opens). */
+  sealedSecrets: () => Promise<SealedCensus>;
 }
 
 /** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
@@ -82,12 +87,18 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     ownPasswords: new OwnPasswords(db, users, credentials),
     signingKeys,
     grants,
-    tokenEndpoint: new TokenEndpoint({ ...grants, clients, assertionRules }),
+    tokenEndpoint: new TokenEndpoint({
+      ...grants,
+      clients,
+      assertionRules,
+      clientIds: { public: new Set(config.publicClientIds), refused: new Set([config.audience, config.issuer]) },
+    }),
     clients,
     authenticator,
     keyRoutesAuthenticator,
     revocation: new RevocationService(db, signer),
     introspection: new IntrospectionService(db, signer, config.defaultClientId),
     audit: new AuditService(db),
+    sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS]),
   };
 }

@@ -5,7 +5,10 @@
 // not keep that cookie (plain HTTP away from loopback), the refresh token stays in memory instead, and
 // a reload forgets the session.
 import { ApiError, SessionEnded, errorOf, type Role } from './api';
-import { CONSOLE_CLIENT_ID, CONSOLE_SESSION_HEADER } from '../../src/shared/console-session';
+import { CONSOLE_SESSION_HEADER } from '../../src/shared/console-session';
+
+/** The OAuth client the console's tokens are issued to (a public client: no secret); CONSOLE_CLIENT_ID of src/config/server.env.ts. */
+const CONSOLE_CLIENT_ID = 'console';
 
 /** Renew this long before the access token expires, at most a third of its life. */
 const RENEW_AHEAD_SECONDS = 30;

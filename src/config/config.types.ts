@@ -29,6 +29,11 @@ export interface Config {
   readonly audience: string;
   /** The client a user's tokens are for when the login named none (DEFAULT_CLIENT_ID). */
   readonly defaultClientId: string;
+  /**
+   * The clients a password or refresh grant may name without authenticating: DEFAULT_CLIENT_ID and
+   * PUBLIC_CLIENT_IDS. Any other client_id must be an API key that authenticates with its secret.
+   */
+  readonly publicClientIds: readonly string[];
   /** 32 raw bytes; undefined means "load or generate one in dataDir" (refused in production). */
   readonly masterKey: Buffer | undefined;
   /** The key before the last rotation: opens what it sealed until `keys rewrap` re-seals it under masterKey. */
@@ -45,6 +50,7 @@ export interface Config {
   readonly logLevel: string;
   readonly shutdownTimeoutSeconds: number;
   readonly rateLimits: RateLimitSettings;
+  readonly redis: RedisSettings;
   readonly metrics: MetricsSettings;
   readonly console: ConsoleSettings;
 }
@@ -71,6 +77,13 @@ export interface MetricsSettings {
   readonly host: string;
 }
 
+export interface RedisSettings {
+  /** Counters shared by every instance live in Redis when set, in each process's memory otherwise. */
+  readonly url: string | undefined;
+  /** How long one command may take, sent or not, before Redis counts as down (REDIS_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+}
+
 export interface RateLimitRule {
   readonly limit: number;
   readonly windowSeconds: number;
@@ -90,7 +103,5 @@ export interface RateLimitSettings {
   readonly tokenRoutes: RateLimitRule;
   /** Key operations, per authenticated principal. */
   readonly keyOperations: RateLimitRule;
-  /** Counters live in Redis (shared by every instance) when set, in memory otherwise. */
-  readonly redisUrl: string | undefined;
   readonly redisPrefix: string;
 }

@@ -1,9 +1,6 @@
-/**
- * What the console (console/src) and its session route (src/console-session) agree on. The console is
- * a public OAuth client of its own, so its refresh tokens are bound to this client id, and only those
- * are taken by the session route.
- */
-export const CONSOLE_CLIENT_ID = 'console';
+// What the console (console/src) and its session route (src/console-session) agree on. (The
+// console's client id is CONSOLE_CLIENT_ID of src/config/server.env.ts: configuration lists it among
+// the public clients.)
 
 /**
  * The header every call to the session route must carry. A page of another origin can send it only
