@@ -9,6 +9,12 @@ export interface Config {
    * owns nothing (README, "Security model").
    */
   readonly migrationDatabaseUrl: string | undefined;
+  /**
+   * The role the service runs as, to which every migration run grants what the service needs
+   * (DATABASE_RUNTIME_ROLE, else DATABASE_URL's user when migrations run as another); undefined when
+   * one role does everything.
+   */
+  readonly runtimeRole: string | undefined;
   readonly databasePoolSize: number;
   /** Seconds to wait for a connection, and for one statement, before answering 503. */
   readonly databaseConnectTimeout: number;
