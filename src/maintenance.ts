@@ -7,6 +7,7 @@ import { pruneAuditEvents } from './audit-trail/audit-trail';
 import { disableIdleApiKeys, recordExpiredApiKeys } from './api-keys/key-switches';
 import { systemClock, type Clock } from './key-policies/policy';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
+import { pruneFinishedDeliveries } from './webhooks/deliveries.repository';
 
 /** Rows one batch deletes at most: a large backlog is pruned in short transactions that never hold many row locks. */
 export const PRUNING_BATCH_SIZE = 1_000;
@@ -19,11 +20,13 @@ export interface MaintenanceSettings {
   intervalSeconds: number;
   /** Replay records are kept this long past their token's exp (CLOCK_TOLERANCE). */
   clockTolerance: number;
+  /** Delivered and failed webhook messages are kept this many days (WEBHOOK_RETENTION_DAYS). */
+  webhookRetentionDays: number;
   /** The key policies' clock, for the idle rule and expiries (default: the system's). */
   clock?: Clock;
 }
 
-export type PruningJob = 'idleKeys' | 'expiredKeys' | 'replayRecords' | 'sessions' | 'graces' | 'auditEvents';
+export type PruningJob = 'idleKeys' | 'expiredKeys' | 'replayRecords' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
 
 export interface MaintenanceReport {
   /**
@@ -49,13 +52,15 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
     // The retention is the database's (written at start as the schema owner), not this instance's:
     // with a retention of 0 the function deletes nothing and the batch comes back 0.
     ['auditEvents', (tx, n) => pruneAuditEvents(tx, n)],
+    ['webhookDeliveries', (tx, n) => pruneFinishedDeliveries(tx, settings.webhookRetentionDays, n)],
   ];
 }
 
 /**
  * One round: keys idle past their policy's rule turned off, keys past their expiry recorded
- * (api_key.expired, once each), then pruning of spent replay records, ended sessions, ended graces
- * and audit events past their retention, each in batches of at most `batchSize` rows until a batch comes back short. Each
+ * (api_key.expired, once each), then pruning of spent replay records, ended sessions, ended graces,
+ * audit events past their retention and finished webhook messages past theirs, each in batches of at
+ * most `batchSize` rows until a batch comes back short. Each
  * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
  * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
  * this round stops, so N instances never prune the same rows at once and most rounds cost the others
@@ -69,7 +74,7 @@ export async function runMaintenance(
   const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
   const report: MaintenanceReport = {
     skipped: false,
-    batches: { idleKeys: [], expiredKeys: [], replayRecords: [], sessions: [], graces: [], auditEvents: [] },
+    batches: { idleKeys: [], expiredKeys: [], replayRecords: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] },
   };
   for (const [job, prune] of jobsOf(settings)) {
     for (;;) {

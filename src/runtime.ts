@@ -7,6 +7,7 @@ import { isDatabaseUnavailable, type Queryable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
 import { createServices, type ServiceOptions, type Services } from './services';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
+import { PATHS } from './shared/paths';
 import { USERNAME_PATTERN, USERNAME_RULE } from './shared/names';
 import { newPasswordProblem } from './users/password-rules';
 import { setAuditRetention } from './audit-trail/audit-trail';
@@ -132,10 +133,13 @@ async function announceFirstAdmin(services: Services, config: Config, logger: Lo
     retract: () => rm(file, { force: true }),
   });
   if (username) {
+    // Changed while the service runs: the command line cannot open the embedded database beside it.
+    const change = config.console.enabled
+      ? `sign in to the console at ${config.issuer}${PATHS.console}/, change it there with "Change password"`
+      : `change it with PUT ${PATHS.me}/password (docs/users.md)`;
     logger.warn(
       { username, passwordFile: file },
-      `no users existed, so an admin was created; its password is in ${file} (readable by this OS user only): ` +
-        `log in, change it with npm run cli -- users set-password ${username}, and delete the file`,
+      `no users existed, so an admin was created; its password is in ${file} (readable by this OS user only): ${change}, and delete the file`,
     );
   }
 }

@@ -6,6 +6,7 @@ import { KeyReadAlong } from './api-keys/key-read-along';
 import { ValidAppkeys } from './api-keys/valid-appkeys';
 import { Credentials } from './users/credentials';
 import { UsersService } from './users/users.service';
+import { OwnPasswords } from './users/own-password';
 import { SigningKeysService } from './signing-keys/signing-keys.service';
 import { refreshTokenKey, TokenSigner } from './signing-keys/token-signer';
 import { ApiKeyLogins } from './sessions/api-key-logins';
@@ -30,11 +31,15 @@ import { KeyPolicyService } from './api-keys/key-policy.service';
 import { takeSealedCensus, type SealedCensus } from './db/sealed-secrets';
 import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
 import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
+import { WebhooksService } from './webhooks/webhooks.service';
+import { SEALED_WEBHOOK_SECRETS } from './webhooks/webhooks.repository';
 
 export interface Services {
   db: Database;
   apiKeys: ApiKeysService;
   users: UsersService;
+  /** PUT /api/v1/me/password: a user's own password, checked as a login checks it. */
+  ownPasswords: OwnPasswords;
   signingKeys: SigningKeysService;
   grants: TokenGrants;
   authenticator: BearerAuthenticator;
@@ -54,6 +59,8 @@ export interface Services {
   clock: Clock;
   /** Counts every stored secret by the master key that sealed it (the start refuses what no configured key opens). */
   sealedSecrets: () => Promise<SealedCensus>;
+  /** The endpoints API, and the dispatcher of their messages (started by the server). */
+  webhooks: WebhooksService;
 }
 
 /** What the services are built with beside the configuration. */
@@ -103,10 +110,12 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const clients = new ClientSecrets(db, appkeys, admissions);
   // Request tokens as client libraries send them: up to an hour, for the issuer or this endpoint.
   const assertionRules = { audiences: [config.issuer, `${config.issuer}${PATHS.oauthToken}`], maxLifetimeSeconds: 3600, clockTolerance: config.clockTolerance };
+  const users = new UsersService(db, config.bcryptCost, credentials);
   return {
     db,
     apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
-    users: new UsersService(db, config.bcryptCost, credentials),
+    users,
+    ownPasswords: new OwnPasswords(db, users, credentials),
     signingKeys,
     grants,
     tokenEndpoint: new TokenEndpoint({
@@ -124,6 +133,7 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     keyPolicies: new KeyPolicyService(db, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
     keyJudge,
     clock,
-    sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS]),
+    sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS, ...SEALED_WEBHOOK_SECRETS]),
+    webhooks: new WebhooksService(db, box, config.webhooks),
   };
 }

@@ -87,7 +87,7 @@ export function KeyPage(props: { user: User; appname: string; onBack: () => void
         <span class={`role role-${key.roles[0] ?? 'none'}`}>{key.roles[0] ?? 'none'}</span>
       </div>
       {key.description && <p class="muted">{key.description}</p>}
-      <dl class="facts">
+      <dl class="key-facts">
         <div>
           <dt>Created</dt>
           <dd>{localDateTime(policy.created_at)}</dd>

@@ -157,7 +157,7 @@ export function PolicyForm(props: { appname: string; policy: KeyPolicy; editable
       <div class="policy-grid">
         <fieldset class="policy-group">
           <legend>Status</legend>
-          <div class="check">
+          <div class="policy-check">
             <input id="policy-enabled" type="checkbox" disabled={readOnly} checked={draft.enabled} onChange={(e) => set({ enabled: e.currentTarget.checked })} />
             <label for="policy-enabled">Enabled</label>
           </div>

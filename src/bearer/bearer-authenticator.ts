@@ -42,6 +42,7 @@ export class BearerAuthenticator {
         role: live.role,
         sessionId: live.session_id,
         scopes: effectiveScopes(live.role, live.scope),
+        token: { scope: typeof claims.scope === 'string' ? claims.scope : '', expiresAt: claims.exp },
       },
       alongside,
     };

@@ -61,6 +61,22 @@ export interface Config {
   readonly redis: RedisSettings;
   readonly metrics: MetricsSettings;
   readonly console: ConsoleSettings;
+  readonly webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** One attempt's deadline, connection to the end of the answer (WEBHOOK_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  /** Delay before each retry, milliseconds; after the last one a message is failed (WEBHOOK_RETRY_SCHEDULE). */
+  readonly retryScheduleMs: readonly number[];
+  /** Finished messages are pruned after this many days. */
+  readonly retentionDays: number;
+  /** http: and non-public addresses allowed (development and tests only). */
+  readonly allowInsecure: boolean;
+  /** How often each instance looks for due messages. */
+  readonly pollIntervalMs: number;
+  /** Messages one instance sends to one endpoint at once. */
+  readonly maxInFlight: number;
 }
 
 export interface ConsoleSettings {

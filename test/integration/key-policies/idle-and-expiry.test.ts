@@ -29,7 +29,7 @@ describe('key policies: idle keys and expiry (the policies\' clock moved)', () =
     (await t.db.query<{ details: Record<string, unknown> }>('SELECT details FROM audit_events WHERE appname = $1 AND type = $2 ORDER BY id', [appname, type])).rows.map(
       (r) => r.details,
     );
-  const maintenance = (batchSize?: number) => runMaintenance(t.db, { intervalSeconds: 60, clockTolerance: 0, clock }, { batchSize });
+  const maintenance = (batchSize?: number) => runMaintenance(t.db, { intervalSeconds: 60, clockTolerance: 0, webhookRetentionDays: 30, clock }, { batchSize });
 
   it('when a key is used after max_idle_days without use, then that use is refused as disabled, the key is off (idle), and its sessions end', async () => {
     const key = await createKeyWithPolicy(t, { max_idle_days: 2 });

@@ -135,7 +135,7 @@ describe('rotating MASTER_KEY: MASTER_KEY_PREVIOUS and `keys rewrap`', () => {
     const first = await runKeysCommand(app.services, ['rewrap']);
     const second = await runKeysCommand(app.services, ['rewrap']);
 
-    expect(first).toMatch(/^Re-encrypted 5 secrets under MASTER_KEY \(2 signing keys, 3 appkeys\)/);
+    expect(first).toMatch(/^Re-encrypted 5 secrets under MASTER_KEY \(2 signing keys, 3 appkeys, 0 webhook secrets\)/);
     expect(second).toMatch(/^Re-encrypted 0 secrets/);
     const values = await sealedValues(db);
     expect(values.filter((v) => !opensUnder(currentKey)(v)).map((v) => v.what)).toEqual([]);
