@@ -23,6 +23,7 @@ import {
   openConsole,
   scrollsSideways,
   sessionCookie,
+  untilQuiet,
   type Watched,
 } from './browser';
 
@@ -151,23 +152,6 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     expect(last).toEqual(expected);
   }
   const rowCount = (watched: Watched) => () => dataRows(watched).count();
-  /** Until the page has sent or finished no request for a second (the keys table reads each row's policy after the list). */
-  async function untilQuiet(page: Watched['page']): Promise<void> {
-    let inFlight = 0;
-    let lastChange = Date.now();
-    const up = () => ((inFlight += 1), (lastChange = Date.now()));
-    const down = () => ((inFlight -= 1), (lastChange = Date.now()));
-    page.on('request', up);
-    page.on('requestfinished', down);
-    page.on('requestfailed', down);
-    try {
-      while (inFlight > 0 || Date.now() - lastChange < 1_000) await new Promise((resolve) => setTimeout(resolve, 50));
-    } finally {
-      page.off('request', up);
-      page.off('requestfinished', down);
-      page.off('requestfailed', down);
-    }
-  }
   const isFocused = (control: Locator) => control.evaluate((element) => element === document.activeElement);
   const statusText = async (watched: Watched) => (await watched.page.getByRole('status').allTextContents()).join(' ');
 

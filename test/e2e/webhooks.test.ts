@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { buildConsole, type BuiltConsole } from '../helpers/console';
 import { createApiKey, createUser, type TestUser } from '../helpers/factories';
 import { startReceiver, type Receiver } from '../integration/webhooks/support';
-import { CHROMIUM_MISSING, browserStorage, chromiumAvailable, launchChromium, openConsole, scrollsSideways, type Watched } from './browser';
+import { CHROMIUM_MISSING, browserStorage, chromiumAvailable, launchChromium, openConsole, scrollsSideways, untilQuiet, type Watched } from './browser';
 
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 jest.setTimeout(90_000);
@@ -63,6 +63,8 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     await w.page.getByLabel('Password').fill(user.password);
     await w.page.getByRole('button', { name: 'Sign in' }).click();
     await w.page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // The keys page's calls (its list, then each row's policy) are over before the test moves on.
+    await untilQuiet(w.page);
     return w;
   }
 
@@ -118,7 +120,7 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     await row.getByRole('button', { name: 'Edit' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit endpoint' });
     expect(await edit.getByLabel('URL').inputValue()).toBe(receiver.url);
-    await edit.getByLabel('Enabled').uncheck();
+    await edit.getByLabel('Enabled', { exact: true }).uncheck();
     await edit.getByRole('button', { name: 'Save' }).click();
     await row.getByRole('cell', { name: 'no', exact: true }).waitFor();
     expect(await row.getByRole('button', { name: 'Send test event' }).isDisabled()).toBe(true);
