@@ -67,18 +67,27 @@ export function parseAllowedEntry(entry: string): AllowedEntry {
   return { network, normalised: `${network[0].toString()}/${network[1]}` };
 }
 
-/** A caller's address as the checks compare it (see unmapped), or undefined when it is none (no socket address). */
+/**
+ * A caller's address as the checks compare it (see unmapped), or undefined when it is none: no socket
+ * address, or text that is not an address in the strict forms entries are held to (`req.ip` is
+ * whatever a trusted proxy's hop said), so `010.0.0.1` is never read as octal here either.
+ */
 export function clientAddress(ip: string | null | undefined): Address | undefined {
   if (!ip) return undefined;
-  try {
-    return unmapped(ipaddr.parse(ip));
-  } catch {
-    return undefined;
-  }
+  const address = strictAddress(ip);
+  return address && unmapped(address);
 }
 
-/** The caller's address as text PostgreSQL's `inet` takes (IPv4-mapped as IPv4), or null. */
+const DOTTED_QUAD = /^(?:::ffff:)?((?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})$/i;
+
+/**
+ * The caller's address as text PostgreSQL's `inet` takes (IPv4-mapped as IPv4), or null when it is
+ * none (`req.ip` can be any text a proxy hop sent). On every bearer call: an IPv4 caller, plain or
+ * mapped, is matched by one regular expression (~0.1 µs) rather than parsed (~0.6 to 2.5 µs).
+ */
 export function clientAddressText(ip: string | null | undefined): string | null {
+  const quad = ip ? DOTTED_QUAD.exec(ip) : null;
+  if (quad) return quad[1]!;
   return clientAddress(ip)?.toString() ?? null;
 }
 

@@ -17,7 +17,8 @@ import type { RequestOrigin } from '../shared/audit-context';
  */
 export class KeyAuthentication {
   private readonly use: KeyUse;
-  private readonly address: ClientAddress | undefined;
+  /** The caller's address, parsed at the first key that lists addresses (most list none). */
+  private parsedAddress: { value: ClientAddress | undefined } | undefined;
 
   constructor(
     private readonly db: Database,
@@ -25,7 +26,12 @@ export class KeyAuthentication {
     private readonly origin: RequestOrigin,
   ) {
     this.use = judge.use();
-    this.address = clientAddress(origin.clientAddress);
+  }
+
+  private addressFor(key: KeyAppkeys): ClientAddress | undefined {
+    if (key.policy.addresses.anywhere) return undefined;
+    this.parsedAddress ??= { value: clientAddress(this.origin.clientAddress) };
+    return this.parsedAddress.value;
   }
 
   /** The moment the authentication is judged at (Unix seconds): the caller's write stamps and spends at it too. */
@@ -40,13 +46,13 @@ export class KeyAuthentication {
    * first, and a key found expired has its expiry recorded.
    */
   async admit(key: KeyAppkeys): Promise<boolean> {
-    let verdict = await this.use.judge(key.id, key.policy, this.address);
+    let verdict = await this.use.judge(key.id, key.policy, this.addressFor(key));
     if (verdict.admitted) return true;
     if (!key.fresh) return false;
     if (verdict.reason === 'idle') {
       const off = await this.db.withTransaction((tx) => disableIdleKey(tx, { ...this.origin, actor: 'system' }, key.id, this.now));
       // Not off: another instance used it since it was read, so it is not idle; the other checks still hold.
-      verdict = off ? { admitted: false, reason: 'disabled', rate: verdict.rate } : await this.use.judge(key.id, { ...key.policy, idle: null }, this.address);
+      verdict = off ? { admitted: false, reason: 'disabled', rate: verdict.rate } : await this.use.judge(key.id, { ...key.policy, idle: null }, this.addressFor(key));
       if (verdict.admitted) return true;
     }
     if (verdict.reason === 'expired' && !key.policy.expiryRecorded) {

@@ -1,4 +1,4 @@
-import { AllowedAddresses, clientAddress, parseAllowedEntry } from '../../src/key-policies/addresses';
+import { AllowedAddresses, clientAddress, clientAddressText, parseAllowedEntry } from '../../src/key-policies/addresses';
 import { KeyJudge, standingOf } from '../../src/key-policies/key-judge';
 import { OPEN_POLICY, secondsToRefill, type KeyPolicy } from '../../src/key-policies/policy';
 import { MemoryKeyRateCounter } from '../../src/key-policies/rate-counter';
@@ -34,6 +34,22 @@ describe('key policies: allowed addresses', () => {
     expect(list.allows(clientAddress('::ffff:11.0.0.1'))).toBe(false);
     expect(list.allows(clientAddress(undefined))).toBe(false);
     expect(AllowedAddresses.of([]).allows(undefined)).toBe(true);
+  });
+});
+
+describe('key policies: the caller\'s address as SQL compares it', () => {
+  it.each([
+    ['127.0.0.1', '127.0.0.1'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['::FFFF:10.0.0.1', '10.0.0.1'],
+    ['2001:db8::1', '2001:db8::1'],
+    ['010.0.0.1', null],
+    ['1.2.3', null],
+    ['256.0.0.1', null],
+    ['not-an-address', null],
+    ['', null],
+  ])('when req.ip is %p, then inet gets %p', (ip, text) => {
+    expect(clientAddressText(ip)).toBe(text);
   });
 });
 
