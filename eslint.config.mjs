@@ -24,8 +24,10 @@ const FLOORS = [
   'oauth',
   'audit-events',
   'health',
+  'home', // GET /: the redirect to the console, or the index of links
   'openapi',
   'console', // serves the built admin console (its source is console/, outside src/)
+  'api-reference', // serves the built API reference (Swagger UI; its build is api-reference/, outside src/)
   'cli', // the top: the command line may use the app files too
 ];
 const APP_FILES = ['app', 'services', 'runtime', 'maintenance', 'server', 'main'];

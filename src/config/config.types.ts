@@ -47,6 +47,7 @@ export interface Config {
   readonly rateLimits: RateLimitSettings;
   readonly metrics: MetricsSettings;
   readonly console: ConsoleSettings;
+  readonly apiReference: ApiReferenceSettings;
 }
 
 export interface ConsoleSettings {
@@ -57,6 +58,14 @@ export interface ConsoleSettings {
    * the compiled server, unless CONSOLE_DIR says otherwise (tests, and `npm run dev`, run from src/,
    * where nothing is built).
    */
+  readonly dir: string;
+}
+
+/** The API reference (Swagger UI over the OpenAPI document), as `npm run build` writes it. */
+export interface ApiReferenceSettings {
+  /** Whether /api-reference/ is served at all (API_REFERENCE_ENABLED); off, every path under it is 404. */
+  readonly enabled: boolean;
+  /** index.html, assets/ and files.json: dist/api-reference beside the compiled server unless API_REFERENCE_DIR says otherwise. */
   readonly dir: string;
 }
 

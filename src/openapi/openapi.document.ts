@@ -8,6 +8,7 @@ import { describeOAuthRoutes } from '../oauth/oauth.openapi';
 import { describeJwksRoutes } from '../signing-keys/jwks.openapi';
 import { describeHealthRoutes } from '../health/health.openapi';
 import { describeMetricsRoutes } from '../metrics/metrics.openapi';
+import { describeHomeRoutes } from '../home/home.openapi';
 import { errorBody, errorBodyOf } from './error.responses';
 import { componentSchemas, mergeDistinct, openApiDocumentOutline } from './openapi.schemas';
 
@@ -91,6 +92,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     describeJwksRoutes(),
     describeHealthRoutes(),
     describeOpenApiRoutes(),
+    describeHomeRoutes(),
     ...(options.metrics ? [describeMetricsRoutes(options.metrics === 'admin')] : []),
   ];
   return {
@@ -106,7 +108,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
       { name: 'Audit', description: 'The append-only trail of security events; admins only.' },
       { name: 'Tokens', description: 'The service\'s own three ways to obtain a bearer access token, and revoking and introspecting tokens.' },
       { name: 'OAuth 2.0', description: 'The standard OAuth 2.0 endpoints: one token endpoint for every grant (RFC 6749), revocation (RFC 7009), introspection (RFC 7662).' },
-      { name: 'Platform', description: 'Health, signing keys, discovery and this document; no token needed.' },
+      { name: 'Platform', description: 'Health, signing keys, discovery, this document and the front door; no token needed.' },
     ],
     paths: mergeDistinct('path', described.map((d) => d.paths)),
     components: {

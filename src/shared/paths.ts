@@ -18,6 +18,8 @@ export const PATHS = {
   readiness: '/readyz',
   metrics: '/metrics',
   console: '/console',
+  apiReference: '/api-reference',
+  home: '/',
 } as const;
 
 /** The routes that issue tokens. */

@@ -1,0 +1,69 @@
+import { createReadStream, statSync } from 'node:fs';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { ApiReferenceSettings } from '../config';
+import type { Logger } from '../logger';
+import { AppError } from '../shared/errors';
+import { PATHS } from '../shared/paths';
+import { methodNotAllowed } from '../http/error-handler';
+import { PAGE_CSP } from '../http/security-headers';
+import { loadReferenceFiles, type ReferenceFile } from './api-reference-files';
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/**
+ * GET /api-reference/: the OpenAPI document (GET /api/v1/openapi.json) rendered in the browser by
+ * Swagger UI, built by `npm run build` and served as static files under the console's strict CSP.
+ * The files stay on disk and are streamed when asked for: the viewer costs the service no memory.
+ */
+export function apiReferenceRouter(settings: ApiReferenceSettings, logger: Logger): Router {
+  const files = loadReferenceFiles(settings.dir);
+  if (!files) logger.warn({ dir: settings.dir }, 'API reference not built: /api-reference/ answers 404 until `npm run build` writes it (or set API_REFERENCE_DIR)');
+
+  const router = Router();
+  router.use(function referencePolicy(_req, res, next) {
+    res.setHeader('Content-Security-Policy', PAGE_CSP);
+    next();
+  });
+  router.get('/assets/:file', function asset(req: Request<{ file: string }>, res, next) {
+    const file = files?.assets.get(req.params.file);
+    if (!file) throw new AppError('NotFound', `No API reference asset ${req.params.file}`);
+    send(req, res, next, file);
+  });
+  router.get('/', function page(req, res, next) {
+    if (!files) throw new AppError('NotFound', 'The API reference is not built: run npm run build');
+    // Mounted at /api-reference, so the path without its slash arrives here too: relative URLs want the slash.
+    const query = req.originalUrl.indexOf('?');
+    const pathname = query < 0 ? req.originalUrl : req.originalUrl.slice(0, query);
+    if (!pathname.endsWith('/')) {
+      res.redirect(301, `${PATHS.apiReference}/`);
+      return;
+    }
+    send(req, res, next, files.index);
+  });
+  router.get('/{*route}', function elsewhere(req) {
+    throw new AppError('NotFound', `No API reference page ${req.path}`);
+  });
+  router.all('/{*route}', methodNotAllowed(['GET', 'HEAD']));
+  return router;
+}
+
+function send(req: Request, res: Response, next: NextFunction, file: ReferenceFile): void {
+  const gzip = file.gzip && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
+  const path = gzip ? `${file.path}.gz` : file.path;
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch (err) {
+    return next(new AppError('NotFound', 'The API reference build is incomplete: run npm run build', { cause: err }));
+  }
+  res.setHeader('Cache-Control', file.immutable ? IMMUTABLE : 'no-store');
+  res.setHeader('Content-Type', file.contentType);
+  if (file.gzip) res.setHeader('Vary', 'Accept-Encoding');
+  if (gzip) res.setHeader('Content-Encoding', 'gzip');
+  res.setHeader('Content-Length', size);
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  createReadStream(path).on('error', next).pipe(res);
+}

@@ -1,0 +1,94 @@
+/**
+ * Issue 36: the API reference (Swagger UI over the service's OpenAPI document) in Debian's headless
+ * Chromium, against the real service serving a real build of it. The page is watched throughout
+ * (test/e2e/browser.ts): a console error, an uncaught exception, a CSP violation, a failed or
+ * cross-origin request or a 5xx fails the test, and so does anything left in browser storage.
+ */
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { buildApiReference, type BuiltConsole } from '../helpers/console';
+import { describeUnless } from '../helpers/skips';
+import { CHROMIUM_MISSING, browserStorage, chromiumAvailable, launchChromium, openConsole, SCREENSHOTS, type Watched } from './browser';
+
+jest.retryTimes(1, { logErrorsBeforeRetry: true });
+jest.setTimeout(90_000);
+
+/** A port free right now: the page's origin must be the issuer, which the document names as its server. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+    probe.on('error', reject);
+  });
+}
+
+describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the API reference's browser tests", why: CHROMIUM_MISSING })('the API reference in Chromium', () => {
+  let built: BuiltConsole;
+  let t: TestApp;
+  let browser: Browser;
+  let w: Watched | undefined;
+
+  beforeAll(async () => {
+    if (!chromiumAvailable) throw new Error(`CI=true: ${CHROMIUM_MISSING}`);
+    built = buildApiReference();
+    const port = await freePort();
+    // "Try it out" sends its requests to the document's server, the issuer: here, this very origin.
+    t = await startTestApp({ API_REFERENCE_DIR: built.dir, PORT: String(port), ISSUER: `http://127.0.0.1:${port}` });
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    built?.remove();
+  });
+
+  afterEach(async () => {
+    if (!w) return;
+    const watched = w;
+    w = undefined;
+    const storage = await browserStorage(watched);
+    await watched.close();
+    expect(watched.problems).toEqual([]);
+    expect(storage).toBe('');
+  });
+
+  it('when /api-reference/ is opened, then every operation of the OpenAPI document is listed, with no CSP violation and no request to another host', async () => {
+    const document = (await (await fetch(`${t.baseUrl}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.values(document.paths).reduce((n, item) => n + Object.keys(item).filter((k) => ['get', 'post', 'put', 'delete'].includes(k)).length, 0);
+    w = await openConsole(browser, t.baseUrl);
+    const { page } = w;
+    page.setDefaultTimeout(20_000);
+
+    await page.goto('/api-reference/');
+    await page.getByRole('heading', { name: /API Key Management and Token Issuance Service/ }).waitFor();
+    await page.locator('.opblock').nth(operations - 1).waitFor();
+
+    expect(await page.locator('.opblock').count()).toBe(operations);
+    const regen = page.locator('#operations-API_keys-v1_api_keys_appname_regen_put');
+    await regen.locator('.opblock-summary').click();
+    await regen.getByText('grace_seconds').first().waitFor();
+    await regen.screenshot({ path: path.join(SCREENSHOTS, '..', 'api-reference', 'regen.png') });
+  });
+
+  it('when "Try it out" runs GET /healthz, then the page shows the service\'s 200 answer', async () => {
+    w = await openConsole(browser, t.baseUrl);
+    const { page } = w;
+    page.setDefaultTimeout(20_000);
+    await page.goto('/api-reference/');
+    const operation = page.locator('#operations-Platform-healthz_get');
+    await operation.locator('.opblock-summary').click();
+
+    await operation.getByRole('button', { name: 'Try it out' }).click();
+    const answered = page.waitForResponse((res) => res.url().endsWith('/healthz'));
+    await operation.getByRole('button', { name: 'Execute' }).click();
+    await answered;
+
+    await operation.locator('.live-responses-table .response-col_status', { hasText: '200' }).waitFor();
+    await expect(operation.locator('.live-responses-table').textContent()).resolves.toContain('"status": "ok"');
+  });
+});
