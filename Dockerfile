@@ -2,10 +2,14 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci
+# --ignore-scripts: the prepare step (scripts/build-if-stale.mjs) builds a clone on npm install; here the
+# sources are not copied yet, and the build runs explicitly below.
+RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build-if-stale.mjs ./scripts/
 COPY src ./src
 COPY console ./console
+COPY api-reference ./api-reference
 RUN npm run build
 
 # Runtime stage: production dependencies and the compiled output only, on the current Node.js LTS
@@ -14,7 +18,8 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=3000
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+# --ignore-scripts: nothing to build here (dist/ comes from the build stage).
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 # The list of common passwords that new passwords are checked against (src/users/password-rules.ts).
