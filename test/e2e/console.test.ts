@@ -13,6 +13,7 @@ import { bearer, createApiKey, createUser, loginAs, randomName, tokenForRole, ty
 import { signRequestToken } from '../helpers/tokens';
 import { proxiedTestDatabase, type TcpProxy } from '../integration/faults/tcp-proxy';
 import type { TestDatabase } from '../helpers/database';
+import { describeUnless } from '../helpers/skips';
 import {
   CHROMIUM_MISSING,
   browserStorage,
@@ -35,9 +36,7 @@ const ACCESS_TOKEN_TTL = 10;
 // npm test runs this file beside the others on two workers: a browser step may take a while there.
 jest.setTimeout(90_000);
 
-if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the console's browser tests: ${CHROMIUM_MISSING}`);
-
-(chromiumAvailable || process.env.CI === 'true' ? describe : describe.skip)('the admin console in Chromium', () => {
+describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the console's browser tests", why: CHROMIUM_MISSING })('the admin console in Chromium', () => {
   let built: BuiltConsole;
   let t: TestApp;
   let browser: Browser;
