@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** One built file: served from disk, never held in memory (Swagger UI's bundle is 1.7 MiB). */
+/** One built file, read when first asked for (Swagger UI's bundle is 1.7 MiB; most processes never serve it). */
 export interface ReferenceFile {
   readonly path: string;
   readonly contentType: string;

@@ -1,4 +1,4 @@
-import { createReadStream, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { ApiReferenceSettings } from '../config';
 import type { Logger } from '../logger';
@@ -13,10 +13,11 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 /**
  * GET /api-reference/: the OpenAPI document (GET /api/v1/openapi.json) rendered in the browser by
  * Swagger UI, built by `npm run build` and served as static files under the console's strict CSP.
- * The files stay on disk and are streamed when asked for: the viewer costs the service no memory.
+ * Nothing of the viewer runs in the server: it only sends the built files.
  */
 export function apiReferenceRouter(settings: ApiReferenceSettings, logger: Logger): Router {
   const files = loadReferenceFiles(settings.dir);
+  const send = sendFrom(new Map());
   if (!files) logger.warn({ dir: settings.dir }, 'API reference not built: /api-reference/ answers 404 until `npm run build` writes it (or set API_REFERENCE_DIR)');
 
   const router = Router();
@@ -47,23 +48,31 @@ export function apiReferenceRouter(settings: ApiReferenceSettings, logger: Logge
   return router;
 }
 
-function send(req: Request, res: Response, next: NextFunction, file: ReferenceFile): void {
-  const gzip = file.gzip && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
-  const path = gzip ? `${file.path}.gz` : file.path;
-  let size: number;
-  try {
-    size = statSync(path).size;
-  } catch (err) {
-    return next(new AppError('NotFound', 'The API reference build is incomplete: run npm run build', { cause: err }));
-  }
-  res.setHeader('Cache-Control', file.immutable ? IMMUTABLE : 'no-store');
-  res.setHeader('Content-Type', file.contentType);
-  if (file.gzip) res.setHeader('Vary', 'Accept-Encoding');
-  if (gzip) res.setHeader('Content-Encoding', 'gzip');
-  res.setHeader('Content-Length', size);
-  if (req.method === 'HEAD') {
-    res.end();
-    return;
-  }
-  createReadStream(path).on('error', next).pipe(res);
+/**
+ * Sends a file, read from disk at its first request and then kept: at most the page and its four
+ * files, gzipped (~490 KiB, what browsers ask for) or not (~1.9 MiB), and only in a process that was
+ * asked for them, rather than new read buffers for every answer (docs/performance.md, "starting").
+ */
+function sendFrom(kept: Map<string, Promise<Buffer>>) {
+  return function send(req: Request, res: Response, next: NextFunction, file: ReferenceFile): void {
+    const gzip = file.gzip && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
+    const path = gzip ? `${file.path}.gz` : file.path;
+    let body = kept.get(path);
+    if (!body) {
+      body = readFile(path);
+      kept.set(path, body);
+      body.catch(() => kept.delete(path));
+    }
+    body.then(
+      (bytes) => {
+        res.setHeader('Cache-Control', file.immutable ? IMMUTABLE : 'no-store');
+        res.setHeader('Content-Type', file.contentType);
+        if (file.gzip) res.setHeader('Vary', 'Accept-Encoding');
+        if (gzip) res.setHeader('Content-Encoding', 'gzip');
+        res.setHeader('Content-Length', bytes.length);
+        res.end(req.method === 'HEAD' ? undefined : bytes);
+      },
+      (err: unknown) => next(new AppError('NotFound', 'The API reference build is incomplete: run npm run build', { cause: err })),
+    );
+  };
 }
