@@ -71,6 +71,10 @@ export function renderConfigurationPage(): string {
     '- `NODE_ENV=production` requires `DATABASE_URL` and `MASTER_KEY`.',
     '- `DATABASE_POOLING=transaction` refuses a `DATABASE_URL` with an `options` parameter.',
     '',
+    'What the settings are for: the rate limits in [API, "Limits"](api.md#limits); the database, the secrets,',
+    'metrics and the first admin in [Operations](operations.md); pooling, pruning and retention in',
+    '[Running at scale](scale.md).',
+    '',
     sections.map(([title]) => `- [${title}](#${anchor(title)})`).join('\n'),
   ];
   for (const [title, shape] of sections) {

@@ -6,7 +6,7 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /**
    * Where migrations run when set: a role that owns the schema, while databaseUrl may be a role that
-   * owns nothing (README, "Security model").
+   * owns nothing (docs/operations.md, "Database roles").
    */
   readonly migrationDatabaseUrl: string | undefined;
   readonly databasePoolSize: number;

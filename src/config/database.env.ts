@@ -8,7 +8,7 @@ export const databaseEnv = {
     .string()
     .url()
     .optional()
-    .describe('Run the migrations (at start and `npm run migrate`) over this URL, as the role that owns the schema, while `DATABASE_URL` may be a role that owns nothing (docs/operations.md, "Database roles"); only with `DATABASE_URL`. Unset: migrations run over `DATABASE_URL`'),
+    .describe('Run the migrations (at start and `npm run migrate`) over this URL, as the role that owns the schema, while `DATABASE_URL` may be a role that owns nothing ([database roles](operations.md#database-roles)); only with `DATABASE_URL`. Unset: migrations run over `DATABASE_URL`'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10).describe('Connections in the pool, 1 to 100'),
   DATABASE_CONNECT_TIMEOUT: wholeSeconds(5).describe('Seconds to wait for a connection before answering 503'),
   DATABASE_STATEMENT_TIMEOUT: wholeSeconds(10).describe('Seconds one statement may run before answering 503: set on the server per connection, plus a client-side bound of this + 2 s; with `DATABASE_POOLING=transaction` only the client-side bound (set `statement_timeout` on the role)'),
