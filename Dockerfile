@@ -29,5 +29,5 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # npm start's command (package.json), run without npm: npm does not pass SIGTERM on, and shutdown
-# must be graceful. The V8 flags are explained in the README, Operations.
+# must be graceful. The V8 flags are explained in docs/operations.md, "The node flags".
 CMD ["node", "--max-old-space-size=512", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "dist/main.js"]

@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 /**
  * The floors of src/, lowest first: a folder may import its own files, the folders on lower floors,
  * and the ground-floor files config.ts (with its sections in config/) and logger.ts; never a folder above it, nor the app files
- * at the top (app, services, runtime, maintenance, server, main). README "Layout" draws this list.
+ * at the top (app, services, runtime, maintenance, server, main). docs/development.md, "Floors", draws this list.
  */
 const FLOORS = [
   'shared', // the words: principals, roles, scopes, errors, audit context, names, envelope, paths

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Writes PgBouncer's auth file from APIKEYS_RUNTIME_PASSWORD (never into the image), readable by this
 # user only, then runs PgBouncer in the foreground. The instances log in as apikeys_runtime, the role
-# that owns nothing (README, Security model); migrations go straight to the server as the owner.
+# that owns nothing (docs/operations.md, "Database roles"); migrations go straight to the server as the owner.
 set -eu
 : "${APIKEYS_RUNTIME_PASSWORD:?APIKEYS_RUNTIME_PASSWORD is not set}"
 umask 077

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Run once by the postgres image when it creates the database (docker-entrypoint-initdb.d): the two
-# roles of the README's "Security model". apikeys_owner owns the database and so the schema the
+# roles of docs/operations.md, "Database roles". apikeys_owner owns the database and so the schema the
 # migrations fill (MIGRATION_DATABASE_URL); apikeys_runtime owns nothing, and migration 0010 grants
 # it what the service needs (DATABASE_URL). A shell script rather than plain SQL so the passwords come
 # from the environment; psql's :'name' quotes them as literals.

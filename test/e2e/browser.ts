@@ -7,7 +7,7 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_MISSING = `${CHROMIUM} is missing; install it with: apt-get install -y chromium`;
 export const chromiumAvailable = existsSync(CHROMIUM);
 
-/** Where the screenshots of the main screens go: CONSOLE_SCREENSHOTS (docs/console to refresh the README's), else a git-ignored folder. */
+/** Where the screenshots of the main screens go: CONSOLE_SCREENSHOTS (docs/console to refresh those of docs/console.md), else a git-ignored folder. */
 export const SCREENSHOTS = path.resolve(process.env.CONSOLE_SCREENSHOTS ?? path.join(__dirname, '..', '..', 'test-results', 'console'));
 
 export function launchChromium(): Promise<Browser> {

@@ -31,7 +31,7 @@ async function outcome(client: Client, sql: string): Promise<string> {
 const INSUFFICIENT_PRIVILEGE = '42501';
 
 /**
- * The README's two roles on the test server: an owner that runs the migrations
+ * The two roles of docs/operations.md, "Database roles", on the test server: an owner that runs the migrations
  * (MIGRATION_DATABASE_URL) and a login role the service runs as (DATABASE_URL) that is a member of
  * apikeys_runtime, the role migration 0010 grants to. Both log in with passwords, as on a server
  * whose pg_hba asks for them.
