@@ -109,6 +109,14 @@ export async function browserStorage(watched: Watched): Promise<string> {
   return `${inPage}${cookies}`.trim();
 }
 
+/** Closes a watched page at a test's end, failing the test on any problem seen or anything left in browser storage. */
+export async function closeWatched(watched: Watched): Promise<void> {
+  const storage = await browserStorage(watched);
+  await watched.close();
+  expect(watched.problems).toEqual([]);
+  expect(storage).toBe('');
+}
+
 /** The text a control's aria-describedby points at: its hint and, when there is one, its error. */
 export function descriptionOf(control: Locator): Promise<string> {
   return control.evaluate((element) =>

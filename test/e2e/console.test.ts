@@ -18,6 +18,7 @@ import {
   CHROMIUM_MISSING,
   browserStorage,
   chromiumAvailable,
+  closeWatched,
   descriptionOf,
   launchChromium,
   openConsole,
@@ -67,10 +68,7 @@ describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the c
     if (!w) return;
     const watched = w;
     w = undefined;
-    const storage = await browserStorage(watched);
-    await watched.close();
-    expect(watched.problems).toEqual([]);
-    expect(storage).toBe('');
+    await closeWatched(watched);
   });
 
   /** A few keys with real-looking names, some used, for the screenshots. */
