@@ -23,6 +23,7 @@ const FLOORS = [
   'tokens',
   'oauth',
   'audit-events',
+  'webhooks', // endpoints API, the outbox's dispatcher, signing and address checks
   'health',
   'home', // GET /: the redirect to the console, or the index of links
   'openapi',

@@ -5,6 +5,7 @@ import type { Logger } from './logger';
 import type { Services } from './services';
 import { requestLogger } from './http/request-logger';
 import { securityHeaders } from './http/security-headers';
+import { warnOfUntrustedForwarding } from './http/untrusted-forwarding';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { healthRouter } from './health/health.router';
 import { tokensRouter } from './tokens/tokens.router';
@@ -14,6 +15,7 @@ import { oauthEndpointsRouter } from './oauth/oauth-endpoints.router';
 import { discoveryDocument } from './oauth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
 import { auditRouter } from './audit-events/audit-events.router';
+import { webhooksRouter } from './webhooks/webhooks.router';
 import type { RateLimits } from './http/rate-limits';
 import { buildOpenApiDocument } from './openapi/openapi.document';
 import { openApiRouter } from './openapi/openapi.router';
@@ -31,7 +33,7 @@ export interface AppDeps {
   /** From loadRateLimits: the configured limits, or pass-through when they are off. */
   rateLimits: RateLimits;
   /** Present when the rate-limit counters live in Redis: whether it is connected, for /readyz. */
-  redisUp?: () => boolean;
+  redisUp?: () => Promise<boolean>;
   /** Present when METRICS_ENABLED=true: requests are measured, and GET /metrics served here unless METRICS_PORT is set. */
   metrics?: Metrics;
 }
@@ -48,6 +50,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   app.set('etag', false);
 
   app.use(requestLogger(logger));
+  if (config.trustProxy === false) app.use(warnOfUntrustedForwarding(logger));
   if (metrics) app.use(requestMetrics(metrics));
   app.use(securityHeaders());
 
@@ -75,6 +78,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
     }),
   );
   app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
+  app.use(PATHS.webhooks, webhooksRouter(services.webhooks, services.authenticator, rateLimits));
   app.use(healthRouter(services.db, redisUp));
   app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere ? (metricsGuarded ? 'admin' : 'open') : undefined })));
   if (metricsHere) {

@@ -12,6 +12,7 @@ import { originOf } from './http/request-origin';
 import { recordAuditEvent } from './audit-trail/audit-trail';
 import { answerClientErrors } from './http/client-errors';
 import type { Metrics } from './metrics/metrics';
+import type { RedisConnection } from './cache/redis-connection';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
 
 export interface RunningServer {
@@ -38,14 +39,14 @@ export async function startServer(config: Config, logger: Logger, options: { cre
   const services = await startRuntime(config, logger, { createFirstAdmin: options.createFirstAdmin, tokenEvents: metrics?.tokenEvents });
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const redis =
-      config.rateLimits.enabled && config.rateLimits.redisUrl
-        ? // Loaded only when configured: otherwise the Redis client holds resident memory for nothing (docs/performance.md, "memory").
-          await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
-        : undefined;
+    const redis = await connectRedisWhenConfigured(config, logger);
     if (redis) cleanups.push(redis.close);
-    const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected, (alert) => recordAccountAlert(services, logger, alert));
-    const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis?.isUp });
+    const rateLimits = await loadRateLimits(config.rateLimits, logger, {
+      stores: redis && { storeFor: (await import('./http/redis-rate-limit-store')).redisStores(redis, config.rateLimits.redisPrefix), available: redis.isUp },
+      onRejected: metrics?.rateLimitRejected,
+      onAccountAlert: (alert) => recordAccountAlert(services, logger, alert),
+    });
+    const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis && (() => redis.answers()) });
     // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
     let metricsUrl: string | undefined;
     if (metrics && config.metrics.port !== undefined) {
@@ -63,7 +64,13 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     const stopMaintenance = startMaintenance(services.db, logger, {
       intervalSeconds: config.maintenanceIntervalSeconds,
       clockTolerance: config.clockTolerance,
+      webhookRetentionDays: config.webhooks.retentionDays,
     });
+    const dispatcher = services.webhooks.dispatcher(logger, { onOutcome: metrics?.webhookOutcome, onLag: metrics?.webhookLag });
+    dispatcher.start();
+    if (config.webhooks.allowInsecure && config.env === 'production') {
+      logger.warn('WEBHOOK_ALLOW_INSECURE=true: webhook endpoints may use http: and non-public addresses; this is meant for development and tests');
+    }
     const port = (server.address() as AddressInfo).port;
     logger.info({ port, issuer: config.issuer }, 'listening');
     return {
@@ -72,12 +79,26 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       services,
       metrics,
       metricsUrl,
-      stop: () => stop(server, config.shutdownTimeoutSeconds, logger, [stopMaintenance, () => services.db.close(), ...cleanups]),
+      // The pool closes once pruning and the dispatcher (whose last sends record their outcomes) have stopped.
+      stop: () =>
+        stop(server, config.shutdownTimeoutSeconds, logger, [
+          () => Promise.all([stopMaintenance(), dispatcher.stop()]).finally(() => services.db.close()),
+          ...cleanups,
+        ]),
     };
   } catch (err) {
     await Promise.allSettled([services.db.close(), ...cleanups.map((cleanup) => cleanup())]);
     throw err;
   }
+}
+
+/**
+ * The Redis of REDIS_URL, when set. Loaded only then: otherwise the Redis client holds resident memory
+ * for nothing (docs/performance.md, "memory").
+ */
+async function connectRedisWhenConfigured(config: Config, logger: Logger): Promise<RedisConnection | undefined> {
+  if (!config.redis.url) return undefined;
+  return (await import('./cache/redis-connection')).connectRedis(config.redis.url, { timeoutMs: config.redis.timeoutMs, logger });
 }
 
 /**
