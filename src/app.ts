@@ -25,6 +25,9 @@ import { metricsElsewhereRouter, metricsRouter } from './metrics/metrics.router'
 import { consoleRouter } from './console/console.router';
 import { apiReferenceRouter } from './api-reference/api-reference.router';
 import { homeRouter } from './home/home.router';
+import { consoleSessionRouter } from './console-session/console-session.router';
+import { usersRouter } from './users/users.router';
+import { meRouter } from './users/me.router';
 
 export interface AppDeps {
   config: Pick<Config, 'env' | 'trustProxy' | 'issuer' | 'metrics' | 'console' | 'apiReference'>;
@@ -79,6 +82,8 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   );
   app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
   app.use(PATHS.webhooks, webhooksRouter(services.webhooks, services.authenticator, rateLimits));
+  app.use(PATHS.users, usersRouter(services.users, services.authenticator, rateLimits));
+  app.use(PATHS.me, meRouter(services.ownPasswords, services.authenticator, rateLimits));
   app.use(healthRouter(services.db, redisUp));
   app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere ? (metricsGuarded ? 'admin' : 'open') : undefined })));
   if (metricsHere) {
@@ -88,7 +93,10 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
     app.use(metricsElsewhereRouter(metrics ? 'own-port' : 'disabled'));
   }
   // Off, /console/ and /api-reference/ are left to the 404 below like any unknown path.
-  if (config.console.enabled) app.use(PATHS.console, consoleRouter(config.console, logger));
+  if (config.console.enabled) {
+    app.use(PATHS.consoleSession, consoleSessionRouter(services.grants.refresh, services.revocation, rateLimits));
+    app.use(PATHS.console, consoleRouter(config.console, logger));
+  }
   if (config.apiReference.enabled) app.use(PATHS.apiReference, apiReferenceRouter(config.apiReference, logger));
   app.use(homeRouter({ console: config.console.enabled, apiReference: config.apiReference.enabled }));
 

@@ -38,6 +38,7 @@ export class BearerAuthenticator {
         role: live.role,
         sessionId: live.session_id,
         scopes: effectiveScopes(live.role, live.scope),
+        token: { scope: typeof claims.scope === 'string' ? claims.scope : '', expiresAt: claims.exp },
       },
       alongside,
     };
