@@ -9,7 +9,8 @@
  *   `<!-- not run: <reason> -->` (it needs a second service, Docker, minutes...).
  * - A trailing comment on a command is the output it claims: `curl ... | json .scope   # api-keys:read`;
  *   `...` inside a claim stands for anything. Explanations go on comment lines of their own.
- * - `localhost:3000` and `data/` in a block are pointed at the service started here.
+ * - `localhost:3000` and `data/` in a block are pointed at the service started here, and a `read` of
+ *   the admin password from standard input gets the first start's.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
     for (const [file, page] of groupByPage(blocks)) {
       const run = page.filter((b) => !b.notRun);
       if (!run.length) continue;
-      const result = await runPage(scriptFor(run, { port: service.port, dataDir }));
+      const result = await runPage(scriptFor(run, { port: service.port, dataDir }), readFileSync(path.join(dataDir, 'first-admin-password'), 'utf8').trim());
       if (result.code !== 0) {
         failed = true;
         process.stderr.write(`\n${file}: an example failed (${result.code === null ? 'stopped after 3 minutes' : `exit ${result.code}`})\n--- output ---\n${result.output}\n`);
@@ -78,10 +79,12 @@ async function main(): Promise<void> {
 /**
  * One page's script in bash, in a process group of its own: past its time the whole group is
  * killed, whatever the examples started (a forgotten `<!-- not run -->` must not leave a process behind).
+ * Its standard input holds the admin password, line after line, for a block that asks for it with `read`.
  */
-function runPage(script: string, limitMs = 180_000): Promise<{ code: number | null; output: string }> {
+function runPage(script: string, adminPassword: string, limitMs = 180_000): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script], { cwd: REPOSITORY_ROOT, detached: true, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    child.stdin.end(`${adminPassword}\n`.repeat(100));
     let output = '';
     for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), limitMs);
