@@ -6,11 +6,12 @@ COPY package.json package-lock.json ./
 # sources are not copied yet, and the build runs explicitly below.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build-if-stale.mjs ./scripts/
+COPY scripts/build-if-stale.mjs scripts/pglite-template.mjs ./scripts/
 COPY src ./src
 COPY console ./console
 COPY api-reference ./api-reference
-RUN npm run build
+# The embedded database's template is for trying the service out; production refuses that database.
+RUN npm run build && rm dist/pglite-template.tar.gz dist/pglite-template.json
 
 # Runtime stage: production dependencies and the compiled output only, on the current Node.js LTS
 # (24; the project also supports 20.19+, and CI runs the tests on both), as the image's non-root user.
