@@ -5,24 +5,20 @@
  * cross-origin request or a 5xx fails the test, and so does anything left in browser storage.
  */
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { buildApiReference, type BuiltConsole } from '../helpers/console';
-import { describeUnless } from '../helpers/skips';
 import { freePort } from '../../scripts/harness/node-process';
-import { CHROMIUM_MISSING, chromiumAvailable, closeWatched, launchChromium, openConsole, SCREENSHOTS, type Watched } from './browser';
+import { browserForTests, describeInChromium, SCREENSHOTS } from './browser';
 
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 jest.setTimeout(90_000);
 
-describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the API reference's browser tests", why: CHROMIUM_MISSING })('the API reference in Chromium', () => {
+describeInChromium("the API reference's browser tests")('the API reference in Chromium', () => {
+  const chromium = browserForTests();
   let built: BuiltConsole;
-  let t: TestApp;
-  let browser: Browser;
-  let w: Watched | undefined;
+  let t: TestApp | undefined;
 
   beforeAll(async () => {
-    if (!chromiumAvailable) throw new Error(`CI=true: ${CHROMIUM_MISSING}`);
     built = buildApiReference();
     // The page's origin must be the issuer, which the document names as its server: "Try it out" sends
     // its requests there. So the port is chosen first, and chosen again if something took it meanwhile.
@@ -30,31 +26,20 @@ describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the A
       const port = await freePort();
       t = await startTestApp({ API_REFERENCE_DIR: built.dir, PORT: String(port), ISSUER: `http://127.0.0.1:${port}` }).catch((err: Error) => {
         if (attempt >= 3 || !/already in use/.test(err.message)) throw err;
-        return undefined as unknown as TestApp;
+        return undefined;
       });
     }
-    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
     await t?.close();
     built?.remove();
   });
 
-  afterEach(async () => {
-    if (!w) return;
-    const watched = w;
-    w = undefined;
-    await closeWatched(watched);
-  });
-
   it('when /api-reference/ is opened, then every operation of the OpenAPI document is listed, with no CSP violation and no request to another host', async () => {
-    const document = (await (await fetch(`${t.baseUrl}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const document = (await (await fetch(`${t!.baseUrl}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     const operations = Object.values(document.paths).reduce((n, item) => n + Object.keys(item).filter((k) => ['get', 'post', 'put', 'delete'].includes(k)).length, 0);
-    w = await openConsole(browser, t.baseUrl);
-    const { page } = w;
-    page.setDefaultTimeout(20_000);
+    const { page } = await chromium.open(t!.baseUrl);
 
     await page.goto('/api-reference/');
     await page.getByRole('heading', { name: /API Key Management and Token Issuance Service/ }).waitFor();
@@ -68,9 +53,7 @@ describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the A
   });
 
   it('when "Try it out" runs GET /healthz, then the page shows the service\'s 200 answer', async () => {
-    w = await openConsole(browser, t.baseUrl);
-    const { page } = w;
-    page.setDefaultTimeout(20_000);
+    const { page } = await chromium.open(t!.baseUrl);
     await page.goto('/api-reference/');
     const operation = page.locator('#operations-Platform-healthz_get');
     await operation.locator('.opblock-summary').click();

@@ -13,13 +13,12 @@ import { bearer, createApiKey, createUser, loginAs, randomName, tokenForRole, ty
 import { signRequestToken } from '../helpers/tokens';
 import { proxiedTestDatabase, type TcpProxy } from '../integration/faults/tcp-proxy';
 import type { TestDatabase } from '../helpers/database';
-import { describeUnless } from '../helpers/skips';
 import {
-  CHROMIUM_MISSING,
   CONSOLE_SESSION,
   browserStorage,
-  chromiumAvailable,
   closeWatched,
+  describeInChromium,
+  requireChromium,
   descriptionOf,
   launchChromium,
   openConsole,
@@ -39,7 +38,7 @@ const ACCESS_TOKEN_TTL = 10;
 // npm test runs this file beside the others on two workers: a browser step may take a while there.
 jest.setTimeout(90_000);
 
-describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the console's browser tests", why: CHROMIUM_MISSING })('the admin console in Chromium', () => {
+describeInChromium("the console's browser tests")('the admin console in Chromium', () => {
   let built: BuiltConsole;
   let t: TestApp;
   let browser: Browser;
@@ -50,7 +49,7 @@ describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the c
 
   beforeAll(async () => {
     // With CI=true a missing Chromium fails every test here instead of skipping them.
-    if (!chromiumAvailable) throw new Error(`CI=true: ${CHROMIUM_MISSING}`);
+    requireChromium();
     built = buildConsole();
     t = await startTestApp({ CONSOLE_DIR: built.dir, ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL) });
     browser = await launchChromium();

@@ -11,13 +11,12 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { buildConsole, type BuiltConsole } from '../helpers/console';
 import { createApiKey, createUser, type TestUser } from '../helpers/factories';
 import { startReceiver, type Receiver } from '../integration/webhooks/support';
-import { describeUnless } from '../helpers/skips';
-import { CHROMIUM_MISSING, chromiumAvailable, closeWatched, launchChromium, openConsole, scrollsSideways, type Watched } from './browser';
+import { closeWatched, describeInChromium, launchChromium, openConsole, requireChromium, scrollsSideways, type Watched } from './browser';
 
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 jest.setTimeout(90_000);
 
-describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the console's webhook browser tests", why: CHROMIUM_MISSING })('the console\'s Webhooks page in Chromium', () => {
+describeInChromium("the console's webhook browser tests")('the console\'s Webhooks page in Chromium', () => {
   let built: BuiltConsole;
   let t: TestApp;
   let browser: Browser;
@@ -27,7 +26,7 @@ describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what: "the c
   let w: Watched | undefined;
 
   beforeAll(async () => {
-    if (!chromiumAvailable) throw new Error(`CI=true: ${CHROMIUM_MISSING}`);
+    requireChromium();
     built = buildConsole();
     receiver = await startReceiver();
     t = await startTestApp({ CONSOLE_DIR: built.dir, WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_POLL_INTERVAL_MS: '100' });
