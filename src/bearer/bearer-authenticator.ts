@@ -9,7 +9,8 @@ const livenessOnly: SessionRead<undefined> = async (q, sessionId) => ({ live: aw
 /**
  * Turns an access token into a Principal: the signature and claims must hold, and the session and
  * principal behind it must still be live (so regen, delete, disable and revocation act at once).
- * The role comes from the database, not the token, so a role change applies on the next call.
+ * The role comes from the database, not the token, so a role change applies on the next call; the
+ * scopes are the token's own, within its session's and the role's.
  */
 export class BearerAuthenticator {
   constructor(
@@ -37,7 +38,7 @@ export class BearerAuthenticator {
         name: live.name,
         role: live.role,
         sessionId: live.session_id,
-        scopes: effectiveScopes(live.role, live.scope),
+        scopes: effectiveScopes(live.role, live.scope, typeof claims.scope === 'string' ? claims.scope : ''),
       },
       alongside,
     };

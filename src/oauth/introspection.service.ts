@@ -35,7 +35,8 @@ export class IntrospectionService {
     if (clientId === undefined) return INACTIVE;
     return {
       active: true,
-      scope: heldScope(live.role, live.scope),
+      // An access token's own scope (an exchanged one may hold less than its session), within what the session and role hold now.
+      scope: heldScope(live.role, live.scope, kind === 'Bearer' && typeof claims.scope === 'string' ? claims.scope : undefined),
       client_id: clientId,
       ...(live.type === 'user' && { username: live.name }),
       token_type: kind === 'Refresh' ? 'refresh_token' : 'access_token',
