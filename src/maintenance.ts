@@ -4,6 +4,7 @@ import { deleteExpiredRequestTokenJtis } from './tokens/request-token-replay.rep
 import { deleteEndedSessions } from './sessions/pruning';
 import { clearEndedGraces } from './api-keys/api-keys.repository';
 import { pruneAuditEvents } from './audit-trail/audit-trail';
+import { deleteSpentDpopProofs } from './dpop/proof-replay';
 
 /** Rows one batch deletes at most: a large backlog is pruned in short transactions that never hold many row locks. */
 export const PRUNING_BATCH_SIZE = 1_000;
@@ -18,7 +19,7 @@ export interface MaintenanceSettings {
   clockTolerance: number;
 }
 
-export type PruningJob = 'replayRecords' | 'sessions' | 'graces' | 'auditEvents';
+export type PruningJob = 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents';
 
 export interface MaintenanceReport {
   /**
@@ -35,6 +36,7 @@ type Prune = (tx: Queryable, batchSize: number) => Promise<number>;
 function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
   return [
     ['replayRecords', (tx, n) => deleteExpiredRequestTokenJtis(tx, settings.clockTolerance, n)],
+    ['dpopProofs', (tx, n) => deleteSpentDpopProofs(tx, settings.clockTolerance, n)],
     ['sessions', (tx, n) => deleteEndedSessions(tx, n)],
     ['graces', (tx, n) => clearEndedGraces(tx, n)],
     // The retention is the database's (written at start as the schema owner), not this instance's:
@@ -44,7 +46,7 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
 }
 
 /**
- * One round of pruning: spent replay records, ended sessions, ended graces and audit events past
+ * One round of pruning: spent replay records (of request tokens and of DPoP proofs), ended sessions, ended graces and audit events past
  * their retention, each in batches of at most `batchSize` rows until a batch comes back short. Each
  * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
  * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
@@ -57,7 +59,7 @@ export async function runMaintenance(
   options: { batchSize?: number; stopping?: () => boolean } = {},
 ): Promise<MaintenanceReport> {
   const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
-  const report: MaintenanceReport = { skipped: false, batches: { replayRecords: [], sessions: [], graces: [], auditEvents: [] } };
+  const report: MaintenanceReport = { skipped: false, batches: { replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [] } };
   for (const [job, prune] of jobsOf(settings)) {
     for (;;) {
       if (options.stopping?.()) return report;
