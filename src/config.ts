@@ -6,6 +6,7 @@ import { databaseEnv, databaseSettings } from './config/database.env';
 import { secretsEnv, secretsSettings } from './config/secrets.env';
 import { tokensEnv, tokensSettings } from './config/tokens.env';
 import { rateLimitsEnv, rateLimitsSettings } from './config/rate-limits.env';
+import { exchangeEnv, exchangeSettings } from './config/exchange.env';
 
 export type * from './config/config.types';
 
@@ -16,9 +17,10 @@ export const ENV_SECTIONS = {
   Secrets: secretsEnv,
   Tokens: tokensEnv,
   'Rate limits': rateLimitsEnv,
+  'Token exchange': exchangeEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...exchangeEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -42,5 +44,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...secretsSettings(e),
     ...tokensSettings(e),
     ...rateLimitsSettings(e),
+    ...exchangeSettings(e),
   }) satisfies Config;
 }

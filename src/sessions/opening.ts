@@ -20,6 +20,8 @@ export interface NewSession {
 export interface SessionGrant {
   /** The scope asked for; null: all the principal's role grants. */
   scope: string | null;
+  /** The thumbprint of the DPoP key the session's tokens are bound to (migrations/0035); null: bearer tokens. */
+  dpopJkt: string | null;
 }
 
 /** A user's login also names the client it is for, and whether that client gets an ID token. */
@@ -41,9 +43,9 @@ const OPEN_USER_SESSION = (() => {
     `WITH holder AS (
        SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR SHARE
      ), opened AS (
-       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at, client_id, scope, id_token_client)
+       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at, client_id, scope, id_token_client, dpop_jkt)
        SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int)),
-              $12::text, $13::text, $14::boolean
+              $12::text, $13::text, $14::boolean, $15::text
          FROM holder
        RETURNING id, refresh_expires_at, created_at
      ), audit AS (
@@ -82,6 +84,7 @@ export async function openUserSession(
     s.clientId,
     s.scope,
     s.idToken,
+    s.dpopJkt,
   ]);
   return rows[0];
 }
@@ -103,6 +106,7 @@ const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'refresh_ttl', type: 'int', of: (l) => l.refreshTtlSeconds },
   { name: 'max_ttl', type: 'int', of: (l) => l.maxTtlSeconds },
   { name: 'scope', type: 'text', of: (l) => l.scope },
+  { name: 'dpop_jkt', type: 'text', of: (l) => l.dpopJkt },
   ...originColumns(),
 ];
 
@@ -145,9 +149,9 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
        FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address FROM fresh ORDER BY api_key_id, ord DESC) AS latest
       WHERE api_keys.id = latest.api_key_id
    ), opened AS (
-     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at, scope)
+     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at, scope, dpop_jkt)
      SELECT session_id, api_key_id, key_generation, refresh_jti,
-            to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl)), scope
+            to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl)), scope, dpop_jkt
        FROM fresh
      RETURNING id, ${timesOf('sessions')}
    ), audit AS (

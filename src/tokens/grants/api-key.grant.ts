@@ -18,6 +18,8 @@ export interface ApiKeyTokenRequest {
   refreshToken: boolean;
   /** The service's own route keeps the ID token it always gave; the token endpoint gives one only to a user. */
   idToken: boolean;
+  /** The key of the request's DPoP proof, checked and spent: the session's tokens are bound to it. */
+  dpopJkt?: string;
 }
 
 /**
@@ -74,6 +76,7 @@ export class ApiKeyGrant {
       jti: proof.jti,
       jtiExpiresAt: proof.jtiExpiresAt,
       scope: request.scope ?? null,
+      dpopJkt: request.dpopJkt ?? null,
     });
     if (!outcome.opened) {
       if (outcome.refused === 'stale') return undefined;
@@ -83,7 +86,7 @@ export class ApiKeyGrant {
     return this.issuer.issue(
       subject,
       { id: session.id, refreshJti: session.refreshJti, times: outcome.times, now: session.now },
-      { scope: request.scope, clientId: key.appname, refreshToken: request.refreshToken, idToken: request.idToken },
+      { scope: request.scope, clientId: key.appname, refreshToken: request.refreshToken, idToken: request.idToken, dpopJkt: request.dpopJkt },
     );
   }
 }

@@ -15,6 +15,8 @@ export interface PasswordTokenRequest {
   scope?: string;
   /** The client the login is for; null: DEFAULT_CLIENT_ID. */
   clientId: string | null;
+  /** The key of the request's DPoP proof, checked and spent: the session's tokens are bound to it. */
+  dpopJkt?: string;
 }
 
 /** The service's own route: no scope, no client, and the ID token it always gave. */
@@ -54,6 +56,7 @@ export class PasswordGrant {
       clientId: request.clientId,
       scope: request.scope ?? null,
       idToken: idTokenClient,
+      dpopJkt: request.dpopJkt ?? null,
     });
     if (!opened) return undefined;
     const subject = { type: 'user', id: user.id, name: user.username, role: opened.role } as const;
@@ -65,6 +68,7 @@ export class PasswordGrant {
         clientId: request.clientId ?? this.defaultClientId,
         refreshToken: true,
         idToken: request === OWN_ROUTE || idTokenClient,
+        dpopJkt: request.dpopJkt,
       },
     );
   }

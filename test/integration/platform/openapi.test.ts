@@ -72,19 +72,21 @@ describe('OpenAPI document', () => {
     expect(listed).toEqual(Object.fromEntries(Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()])));
   });
 
-  it('when the operations are listed, then key operations, the audit trail and introspection need bearerAuth, the OAuth endpoints take client authentication, others none, and each has a default error', () => {
+  it('when the operations are listed, then key operations, the audit trail and introspection need bearerAuth or dpopAuth, the OAuth endpoints take client authentication, others none, and each has a default error', () => {
+    const accessToken = [{ bearerAuth: [] }, { dpopAuth: [] }];
     const security: Record<string, unknown> = {
       '/oauth2/token': [{}, { clientBasic: [] }],
       '/oauth2/revoke': [{}, { clientBasic: [] }],
-      '/oauth2/introspect': [{ bearerAuth: [] }, { clientBasic: [] }],
+      '/oauth2/introspect': [...accessToken, { clientBasic: [] }],
     };
     for (const { path, operation } of operations(served)) {
       const needsBearer = path.startsWith('/api/v1/api-keys') || path === '/api/v1/audit-events' || path === '/api/auth/bearer/introspect';
-      expect(operation.security).toEqual(security[path] ?? (needsBearer ? [{ bearerAuth: [] }] : undefined));
+      expect(operation.security).toEqual(security[path] ?? (needsBearer ? accessToken : undefined));
       expect(operation.responses.default).toEqual({ $ref: '#/components/responses/UnexpectedError' });
     }
     expect(served.components.securitySchemes).toEqual({
       bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      dpopAuth: expect.objectContaining({ type: 'http', scheme: 'dpop' }),
       clientBasic: expect.objectContaining({ type: 'http', scheme: 'basic' }),
     });
     expect(operations(served).map((o) => o.operation.operationId)).toEqual(

@@ -38,6 +38,7 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
       refreshTtlSeconds: 1800,
       maxTtlSeconds: 36_000,
       scope: null,
+      dpopJkt: null,
       origin: { clientAddress: '192.0.2.7', requestId: randomUUID(), route: '/api/v1/auth/token' },
       apiKeyId: id,
       keyGeneration: key_generation,
