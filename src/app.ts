@@ -5,6 +5,7 @@ import type { Logger } from './logger';
 import type { Services } from './services';
 import { requestLogger } from './http/request-logger';
 import { securityHeaders } from './http/security-headers';
+import { warnOfUntrustedForwarding } from './http/untrusted-forwarding';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { healthRouter } from './health/health.router';
 import { tokensRouter } from './tokens/tokens.router';
@@ -29,7 +30,7 @@ export interface AppDeps {
   /** From loadRateLimits: the configured limits, or pass-through when they are off. */
   rateLimits: RateLimits;
   /** Present when the rate-limit counters live in Redis: whether it is connected, for /readyz. */
-  redisUp?: () => boolean;
+  redisUp?: () => Promise<boolean>;
   /** Present when METRICS_ENABLED=true: requests are measured, and GET /metrics served here unless METRICS_PORT is set. */
   metrics?: Metrics;
 }
@@ -46,6 +47,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   app.set('etag', false);
 
   app.use(requestLogger(logger));
+  if (config.trustProxy === false) app.use(warnOfUntrustedForwarding(logger));
   if (metrics) app.use(requestMetrics(metrics));
   app.use(securityHeaders());
 

@@ -6,6 +6,7 @@ import { databaseEnv, databaseSettings } from './config/database.env';
 import { secretsEnv, secretsSettings } from './config/secrets.env';
 import { tokensEnv, tokensSettings } from './config/tokens.env';
 import { rateLimitsEnv, rateLimitsSettings } from './config/rate-limits.env';
+import { redisEnv, redisSettings } from './config/redis.env';
 import { exchangeEnv, exchangeSettings } from './config/exchange.env';
 
 export type * from './config/config.types';
@@ -17,10 +18,11 @@ export const ENV_SECTIONS = {
   Secrets: secretsEnv,
   Tokens: tokensEnv,
   'Rate limits': rateLimitsEnv,
+  Redis: redisEnv,
   'Token exchange': exchangeEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...exchangeEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...exchangeEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -44,6 +46,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...secretsSettings(e),
     ...tokensSettings(e),
     ...rateLimitsSettings(e),
+    ...redisSettings(e),
     ...exchangeSettings(e),
   }) satisfies Config;
 }

@@ -12,6 +12,7 @@ import { originOf } from './http/request-origin';
 import { recordAuditEvent } from './audit-trail/audit-trail';
 import { answerClientErrors } from './http/client-errors';
 import type { Metrics } from './metrics/metrics';
+import type { RedisConnection } from './cache/redis-connection';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
 
 export interface RunningServer {
@@ -38,14 +39,14 @@ export async function startServer(config: Config, logger: Logger, options: { cre
   const services = await startRuntime(config, logger, { createFirstAdmin: options.createFirstAdmin, tokenEvents: metrics?.tokenEvents });
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const redis =
-      config.rateLimits.enabled && config.rateLimits.redisUrl
-        ? // Loaded only when configured: otherwise the Redis client holds resident memory for nothing (docs/performance.md, "memory").
-          await (await import('./http/redis-rate-limit-store')).connectRedisStores(config.rateLimits.redisUrl, config.rateLimits.redisPrefix, logger)
-        : undefined;
+    const redis = await connectRedisWhenConfigured(config, logger);
     if (redis) cleanups.push(redis.close);
-    const rateLimits = await loadRateLimits(config.rateLimits, redis?.storeFor, metrics?.rateLimitRejected, (alert) => recordAccountAlert(services, logger, alert));
-    const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis?.isUp });
+    const rateLimits = await loadRateLimits(config.rateLimits, logger, {
+      stores: redis && { storeFor: (await import('./http/redis-rate-limit-store')).redisStores(redis, config.rateLimits.redisPrefix), available: redis.isUp },
+      onRejected: metrics?.rateLimitRejected,
+      onAccountAlert: (alert) => recordAccountAlert(services, logger, alert),
+    });
+    const app = buildApp({ config, logger, services, rateLimits, metrics, redisUp: redis && (() => redis.answers()) });
     // Started first: a taken METRICS_PORT fails the start before the API accepts anything.
     let metricsUrl: string | undefined;
     if (metrics && config.metrics.port !== undefined) {
@@ -78,6 +79,15 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     await Promise.allSettled([services.db.close(), ...cleanups.map((cleanup) => cleanup())]);
     throw err;
   }
+}
+
+/**
+ * The Redis of REDIS_URL, when set. Loaded only then: otherwise the Redis client holds resident memory
+ * for nothing (docs/performance.md, "memory").
+ */
+async function connectRedisWhenConfigured(config: Config, logger: Logger): Promise<RedisConnection | undefined> {
+  if (!config.redis.url) return undefined;
+  return (await import('./cache/redis-connection')).connectRedis(config.redis.url, { timeoutMs: config.redis.timeoutMs, logger });
 }
 
 /**

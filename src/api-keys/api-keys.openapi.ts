@@ -38,7 +38,7 @@ function listQueryParameters() {
 function regenQueryParameters() {
   return parametersOf(regenApiKeyQuery, 'query', {
     grace_seconds:
-      'Seconds (0 to 604800; 0 when omitted) during which the replaced appkey, and the sessions it opened, keep working. A regen during a grace ends that grace at once.',
+      'Seconds (0 to 604800 for an admin, at most 3600 for an editor; 0 when omitted) during which the replaced appkey, and the sessions it opened, keep working. A regen during a grace ends that grace at once.',
   });
 }
 

@@ -1,7 +1,7 @@
 import { preparedStatement, UNIQUE_VIOLATION, type Queryable } from '../db/database';
 import { conflict } from '../shared/errors';
 import type { Role } from '../shared/principals';
-import { previousAppkeyValid, previousGeneration } from '../sessions/appkey-generations';
+import { appkeyGenerationValid, previousAppkeyValid, previousGeneration } from '../sessions/appkey-generations';
 
 export interface ApiKeyRow {
   id: string;
@@ -15,7 +15,6 @@ export interface ApiKeyRow {
 /** What an exchange needs of a key row: which key, and its sealed appkeys. */
 export interface ApiKeySecretRow {
   id: string;
-  role: Role | null;
   key_generation: number;
   key_ciphertext: Buffer;
   /** The appkey before the last regen, only while its grace lasts. */
@@ -28,7 +27,7 @@ const COLUMNS = 'id, appname, description, role, last_login::float8 AS last_logi
 
 const FIND_SECRET_BY_APPNAME = preparedStatement(
   'api-keys.find-secret',
-  `SELECT id, role, key_generation, key_ciphertext,
+  `SELECT id, key_generation, key_ciphertext,
           CASE WHEN ${previousAppkeyValid('api_keys')} THEN previous_key_ciphertext END AS previous_key_ciphertext,
           ${previousGeneration('api_keys')} AS previous_key_generation
      FROM api_keys WHERE appname = $1`,
@@ -106,6 +105,21 @@ export async function findApiKeyByAppname(q: Queryable, appname: string): Promis
 /** The key named `appname`, with the sealed appkeys a request-token check needs. */
 export async function findApiKeySecretByAppname(q: Queryable, appname: string): Promise<ApiKeySecretRow | undefined> {
   const { rows } = await q.queryPrepared<ApiKeySecretRow>(FIND_SECRET_BY_APPNAME, [appname]);
+  return rows[0];
+}
+
+const FIND_ROLE_OF_GENERATION = preparedStatement(
+  'api-keys.find-role-of-generation',
+  `SELECT role FROM api_keys k WHERE id = $1 AND ${appkeyGenerationValid('$2::int', 'k')}`,
+);
+
+/**
+ * The key's role as it is now, while appkey generation `generation` is still valid for it: what an
+ * appkey that proved itself against kept appkeys may do, read afresh. Undefined when the key is gone
+ * or that appkey no longer valid (regenerated since).
+ */
+export async function findRoleOfValidGeneration(q: Queryable, id: string, generation: number): Promise<{ role: Role | null } | undefined> {
+  const { rows } = await q.queryPrepared<{ role: Role | null }>(FIND_ROLE_OF_GENERATION, [id, generation]);
   return rows[0];
 }
 

@@ -65,7 +65,7 @@ export const listApiKeysQuery = z.strictObject({
 const MAX_GRACE_SECONDS = 604_800;
 
 export const regenApiKeyQuery = z.strictObject({
-  /** How long the replaced appkey, and the sessions it opened, stay valid: 0 (default) to 604800 seconds. */
+  /** How long the replaced appkey, and the sessions it opened, stay valid: 0 (default) to 604800 seconds for an admin, at most 3600 for an editor. */
   grace_seconds: z
     .string()
     .regex(/^\d{1,6}$/, `must be a whole number of seconds from 0 to ${MAX_GRACE_SECONDS}`)

@@ -1,9 +1,9 @@
 import type { Database, Queryable } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import { sha256 } from '../crypto/digest';
-import { forbidden, notFound } from '../shared/errors';
-import { allows, type Principal, type Role } from '../shared/principals';
-import { revokeSessionsOfStaleAppkeys } from '../sessions/revocation';
+import { badRequest, forbidden, notFound } from '../shared/errors';
+import { allows, isLowerRole, type Principal, type Role } from '../shared/principals';
+import { revokeSessionsOfApiKey, revokeSessionsOfStaleAppkeys } from '../sessions/revocation';
 import { contextOf, type RequestOrigin } from '../shared/audit-context';
 import { recordAuditEvent } from '../audit-trail/audit-trail';
 import { generateAppkey } from './appkey';
@@ -19,6 +19,12 @@ export interface ApiKeyWithSecret {
 }
 
 const roleOf = (roles: readonly Role[]): Role | null => roles[0] ?? null;
+
+/**
+ * The longest grace each role may give a replaced appkey: an editor's hour covers a rolling deploy;
+ * keeping a possibly leaked appkey alive for days is an admin's call.
+ */
+const MAX_GRACE_SECONDS: Partial<Record<Role, number>> = { editor: 3_600, admin: 604_800 };
 
 /** API key management with the contract's role rules. Knows nothing of HTTP. */
 export class ApiKeysService {
@@ -62,17 +68,18 @@ export class ApiKeysService {
     return { key, appkey };
   }
 
-  /** Replaces description and role; the appkey and its sessions are untouched. */
+  /** Replaces description and role; the appkey is untouched, and so are its sessions unless the role was lowered. */
   async update(principal: Principal, appname: string, input: UpdateApiKeyInput, origin: RequestOrigin): Promise<ApiKeyRow> {
     const role = roleOf(input.roles);
     assertCanManage(principal, role);
     return this.db.withTransaction(async (tx) => {
       const before = await this.lockManageable(tx, principal, appname);
       const after = await keys.updateApiKeyContent(tx, appname, { description: input.description, role });
+      const revoked = await this.endSessionsIfLowered(tx, principal, origin, before, after);
       await recordAuditEvent(tx, contextOf(principal, origin), {
         type: 'api_key.updated',
         appname,
-        details: { role_before: before.role, role_after: after.role },
+        details: { role_before: before.role, role_after: after.role, ...(revoked !== undefined && { sessions_revoked: revoked }) },
       });
       return after;
     });
@@ -91,6 +98,7 @@ export class ApiKeysService {
     origin: RequestOrigin,
   ): Promise<ApiKeyWithSecret> {
     const role = roleOf(input.roles);
+    assertGraceWithinCap(principal, graceSeconds);
     assertCanManage(principal, role);
     const appkey = generateAppkey();
     const key = await this.db.withTransaction(async (tx) => {
@@ -162,6 +170,16 @@ export class ApiKeysService {
     if (oldest) this.box.open(oldest.key_ciphertext, oldest.appname);
   }
 
+  /**
+   * A lowered role ends every session of the key (as `users set-role` does for a user): a token
+   * obtained under the higher role must not go on claiming its scope. Returns how many ended, or
+   * undefined when the role was not lowered.
+   */
+  private async endSessionsIfLowered(tx: Queryable, principal: Principal, origin: RequestOrigin, before: ApiKeyRow, after: ApiKeyRow): Promise<number | undefined> {
+    if (!isLowerRole(after.role, before.role)) return undefined;
+    return revokeSessionsOfApiKey(tx, after.id, 'role_changed', contextOf(principal, origin));
+  }
+
   private async lockManageable(tx: Queryable, principal: Principal, appname: string) {
     const current = (await keys.findApiKeyForUpdate(tx, appname)) ?? throwNotFound(appname);
     assertCanManage(principal, current.role);
@@ -171,6 +189,14 @@ export class ApiKeysService {
   /** The appname is bound into the ciphertext, so a sealed appkey cannot be moved to another row. */
   private sealAppkey(appname: string, appkey: string) {
     return { keyDigest: sha256(appkey), keyCiphertext: this.box.seal(appkey, appname) };
+  }
+}
+
+/** A bad value (400) comes before a refusal (403): only a role that may regen has a cap to exceed. */
+function assertGraceWithinCap(principal: Principal, graceSeconds: number): void {
+  const cap = principal.role && MAX_GRACE_SECONDS[principal.role];
+  if (cap !== undefined && cap !== null && graceSeconds > cap) {
+    throw badRequest(`query.grace_seconds: must be at most ${cap} seconds for an ${principal.role} (the cap of the caller's role)`);
   }
 }
 

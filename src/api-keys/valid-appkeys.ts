@@ -1,7 +1,6 @@
 import type { Database } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import { ExpiringMap, type ExpiringMapLimits } from '../cache/expiring-map';
-import type { Role } from '../shared/principals';
 import { findApiKeySecretByAppname } from './api-keys.repository';
 
 /** An appkey that may verify a request token right now, with the generation sessions it opens get. */
@@ -10,12 +9,13 @@ export interface ValidAppkey {
   generation: number;
 }
 
-/** What an exchange needs of a key before it writes: which row, and the appkeys that may verify. */
+/**
+ * What an exchange needs of a key before it writes: which row, and the appkeys that may verify. No
+ * role: a kept entry may be older than a role change, and what a key may do is read where it is used.
+ */
 export interface KeyAppkeys {
   id: string;
   appname: string;
-  /** The key's role when the appkeys were read: for checking a requested scope before anything is written. */
-  role: Role | null;
   /** The current appkey first; then the previous one while its grace lasts. */
   appkeys: ValidAppkey[];
 }
@@ -71,7 +71,7 @@ export class ValidAppkeys {
     if (row.previous_key_ciphertext) {
       appkeys.push({ appkey: this.box.open(row.previous_key_ciphertext, appname).toString('utf8'), generation: row.previous_key_generation });
     }
-    const found = { id: row.id, appname, role: row.role, appkeys };
+    const found = { id: row.id, appname, appkeys };
     this.kept.set(appname, found);
     return found;
   }

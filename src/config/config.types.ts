@@ -50,6 +50,7 @@ export interface Config {
   readonly logLevel: string;
   readonly shutdownTimeoutSeconds: number;
   readonly rateLimits: RateLimitSettings;
+  readonly redis: RedisSettings;
   readonly metrics: MetricsSettings;
   readonly console: ConsoleSettings;
 }
@@ -76,6 +77,13 @@ export interface MetricsSettings {
   readonly host: string;
 }
 
+export interface RedisSettings {
+  /** Counters shared by every instance live in Redis when set, in each process's memory otherwise. */
+  readonly url: string | undefined;
+  /** How long one command may take, sent or not, before Redis counts as down (REDIS_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+}
+
 export interface RateLimitRule {
   readonly limit: number;
   readonly windowSeconds: number;
@@ -95,7 +103,5 @@ export interface RateLimitSettings {
   readonly tokenRoutes: RateLimitRule;
   /** Key operations, per authenticated principal. */
   readonly keyOperations: RateLimitRule;
-  /** Counters live in Redis (shared by every instance) when set, in memory otherwise. */
-  readonly redisUrl: string | undefined;
   readonly redisPrefix: string;
 }

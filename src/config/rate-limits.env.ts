@@ -14,7 +14,6 @@ export const rateLimitsEnv = {
   RATE_LIMIT_TOKEN_WINDOW: wholeSeconds(60).describe('The window of the token-route limit, seconds'),
   RATE_LIMIT_KEY_REQUESTS: count(1200).describe('Key operations per principal, per window'),
   RATE_LIMIT_KEY_WINDOW: wholeSeconds(60).describe('The window of the key-operation limit, seconds'),
-  REDIS_URL: z.string().url().optional().describe('Keep rate-limit counters in Redis, shared by every instance; unset: in each process\'s memory'),
   RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default('apikeys:rl:').describe('Key prefix in Redis'),
 };
 
@@ -28,7 +27,6 @@ export function rateLimitsSettings(e: EnvOf<typeof rateLimitsEnv>) {
       bearerFailures: { limit: e.RATE_LIMIT_BEARER_FAILURES, windowSeconds: e.RATE_LIMIT_BEARER_WINDOW },
       tokenRoutes: { limit: e.RATE_LIMIT_TOKEN_REQUESTS, windowSeconds: e.RATE_LIMIT_TOKEN_WINDOW },
       keyOperations: { limit: e.RATE_LIMIT_KEY_REQUESTS, windowSeconds: e.RATE_LIMIT_KEY_WINDOW },
-      redisUrl: e.REDIS_URL,
       redisPrefix: e.RATE_LIMIT_REDIS_PREFIX,
     }),
   };

@@ -9,7 +9,7 @@ import { methodNotAllowed } from '../http/error-handler';
  * given when rate-limit counters live in Redis, is reported by /readyz but never fails it: without
  * Redis the limits pass requests, and taking the instance out of rotation would be worse.
  */
-export function healthRouter(db: Database, redisUp?: () => boolean): Router {
+export function healthRouter(db: Database, redisUp?: () => Promise<boolean>): Router {
   const router = Router();
   router
     .route(PATHS.health)
@@ -25,7 +25,7 @@ export function healthRouter(db: Database, redisUp?: () => boolean): Router {
       } catch (err) {
         throw new AppError('ServiceUnavailable', 'Database is not reachable', { cause: err });
       }
-      res.json(redisUp ? { status: 'ok', redis: redisUp() ? 'up' : 'down' } : { status: 'ok' });
+      res.json(redisUp ? { status: 'ok', redis: (await redisUp()) ? 'up' : 'down' } : { status: 'ok' });
     })
     .all(methodNotAllowed(['GET']));
   return router;

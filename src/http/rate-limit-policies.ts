@@ -1,9 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, rateLimit, type Options, type Store } from 'express-rate-limit';
 import type { RateLimitRule, RateLimitSettings } from '../config';
+import type { Logger } from '../logger';
 import { AppError } from '../shared/errors';
 import type { Principal } from '../shared/principals';
-import type { AccountAlertListener, RateLimits, RejectionListener, StoreFactory } from './rate-limits';
+import type { AccountAlertListener, CounterStores, RateLimitHooks, RateLimits, RejectionListener } from './rate-limits';
 
 const clientAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
 
@@ -17,16 +18,42 @@ function usernameOf(req: Request): string | undefined {
   return username.length > MAX_USERNAME_CHARS ? '(too long)' : username.toLowerCase();
 }
 
-function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, onRejected: RejectionListener | undefined, options: Partial<Options>): RequestHandler {
+/** What every limiter shares: where it counts, who hears of a refusal, where its own complaints go. */
+interface LimiterKit {
+  stores: CounterStores;
+  onRejected: RejectionListener | undefined;
+  logger: Options['logger'];
+}
+
+/**
+ * express-rate-limit's messages: its configuration checks go to our log; a store's failure does not,
+ * once per request: the Redis connection logs one warning per outage.
+ */
+function limiterLogger(logger: Logger): Options['logger'] {
+  const storeFailure = /error from store/;
+  return {
+    error: (err: unknown, message?: string) => {
+      if (!storeFailure.test(String(message))) logger.warn({ cause: (err as Error)?.message ?? String(err) }, `express-rate-limit: ${message ?? 'error'}`);
+    },
+    warn: (err: unknown) => logger.warn({ cause: (err as Error)?.message ?? String(err) }, 'express-rate-limit warning'),
+  };
+}
+
+function limiter(name: string, rule: RateLimitRule, kit: LimiterKit, options: Partial<Options>): RequestHandler {
+  const { stores, onRejected } = kit;
+  const ownSkip = options.skip;
   return rateLimit({
     windowMs: rule.windowSeconds * 1000,
     limit: rule.limit,
     identifier: name,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    store: storeFor(name),
-    // Rate limiting guards the service; an unreachable Redis must not take logins down with it.
+    store: stores.storeFor(name),
+    // Rate limiting guards the service; an unreachable Redis must not take logins down with it: while it
+    // is down the limiter does not ask it (as if limits were off), and a command it waits for in vain
+    // (the outage's first) is passed.
     passOnStoreError: true,
+    logger: kit.logger,
     handler(req: Request, res: Response, next: NextFunction, used: Options) {
       onRejected?.(name);
       // Limiters that send no RateLimit headers still say when to come back.
@@ -35,16 +62,13 @@ function limiter(name: string, rule: RateLimitRule, storeFor: StoreFactory, onRe
       next(new AppError('TooManyRequests', `Too many requests: at most ${used.limit} per ${rule.windowSeconds} s; see Retry-After`));
     },
     ...options,
+    skip: (req, res) => !stores.available() || (ownSkip?.(req, res) ?? false),
   });
 }
 
 /** The contract's limits, as configured; loaded through loadRateLimits only when they are on. */
-export function buildRateLimits(
-  settings: RateLimitSettings,
-  storeFor: StoreFactory,
-  onRejected: RejectionListener | undefined,
-  onAccountAlert: AccountAlertListener | undefined,
-): RateLimits {
+export function buildRateLimits(settings: RateLimitSettings, logger: Logger, hooks: Required<Pick<RateLimitHooks, 'stores'>> & RateLimitHooks): RateLimits {
+  const kit: LimiterKit = { stores: hooks.stores, onRejected: hooks.onRejected, logger: limiterLogger(logger) };
   const onlyFailedLogins: Partial<Options> = {
     skipSuccessfulRequests: true,
     // Only a refused login counts (see errorHandler): a 400 for a missing field or a 429 is no password attempt.
@@ -53,21 +77,21 @@ export function buildRateLimits(
     skip: (req) => usernameOf(req) === undefined,
   };
   return {
-    tokenRoutes: [limiter('token-routes', settings.tokenRoutes, storeFor, onRejected, { keyGenerator: clientAddress })],
+    tokenRoutes: [limiter('token-routes', settings.tokenRoutes, kit, { keyGenerator: clientAddress })],
     // Never per username alone: then anyone could lock anyone out, the admin included (contract, "No lockout by strangers").
     passwordFailures: [
-      limiter('password-failures-address', settings.passwordAddressFailures, storeFor, onRejected, {
+      limiter('password-failures-address', settings.passwordAddressFailures, kit, {
         ...onlyFailedLogins,
         keyGenerator: clientAddress,
       }),
-      limiter('password-failures-user-address', settings.passwordFailures, storeFor, onRejected, {
+      limiter('password-failures-user-address', settings.passwordFailures, kit, {
         ...onlyFailedLogins,
         keyGenerator: (req) => `${clientAddress(req)}|user:${usernameOf(req)}`,
       }),
-      accountWatch(settings, storeFor, onAccountAlert),
+      accountWatch(settings, hooks.stores, hooks.onAccountAlert),
     ],
     bearerFailures: [
-      limiter('bearer-failures', settings.bearerFailures, storeFor, onRejected, {
+      limiter('bearer-failures', settings.bearerFailures, kit, {
         keyGenerator: clientAddress,
         skipSuccessfulRequests: true,
         requestWasSuccessful: (_req, res) => res.locals.bearerRefused !== true,
@@ -77,7 +101,7 @@ export function buildRateLimits(
       }),
     ],
     keyOperations: [
-      limiter('key-operations', settings.keyOperations, storeFor, onRejected, {
+      limiter('key-operations', settings.keyOperations, kit, {
         keyGenerator: (_req, res) => `principal:${(res.locals.principal as Principal).id}`,
       }),
     ],
@@ -94,9 +118,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * crosses the threshold is told to `onAlert`, once per window (an atomic count, so once across
  * instances sharing Redis). A counter store that fails (Redis away) slows nothing and alerts nothing.
  */
-function accountWatch(settings: RateLimitSettings, storeFor: StoreFactory, onAlert: AccountAlertListener | undefined): RequestHandler {
+function accountWatch(settings: RateLimitSettings, stores: CounterStores, onAlert: AccountAlertListener | undefined): RequestHandler {
   const { windowSeconds } = settings.passwordFailures;
-  const store: Store = storeFor('password-failures-account') ?? new MemoryStore();
+  const store: Store = stores.storeFor('password-failures-account') ?? new MemoryStore();
   // As express-rate-limit does for its own stores: a Redis away now fails the init, which is retried at first use.
   Promise.resolve(store.init?.({ windowMs: windowSeconds * 1000 } as Options)).catch(() => undefined);
   const threshold = settings.accountAlert;
@@ -108,7 +132,7 @@ function accountWatch(settings: RateLimitSettings, storeFor: StoreFactory, onAle
 
   return async function watchAccount(req: Request, res: Response, next: NextFunction): Promise<void> {
     const name = usernameOf(req);
-    if (name === undefined) return next();
+    if (name === undefined || !stores.available()) return next();
     const key = `user:${name}`;
     const username = req.body.username as string;
     res.once('finish', () => {

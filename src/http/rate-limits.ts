@@ -4,6 +4,23 @@ import type { Store } from 'express-rate-limit';
 /** Gives each limiter its own counter store (Redis when shared), or undefined for memory. */
 export type StoreFactory = (name: string) => Store | undefined;
 
+/** Where the limiters count: a shared store and whether it answers now (while it does not, they pass every request). */
+export interface CounterStores {
+  storeFor: StoreFactory;
+  available: () => boolean;
+}
+
+/** Where the limits count, and who hears of what they do. */
+export interface RateLimitHooks {
+  /** Where to count; in memory unless given. */
+  stores?: CounterStores;
+  onRejected?: RejectionListener;
+  onAccountAlert?: AccountAlertListener;
+}
+
+/** Counting in each process's memory: always there. */
+export const IN_MEMORY: CounterStores = { storeFor: () => undefined, available: () => true };
+
 /** Told the limiter's name each time one refuses a request (metrics). */
 export type RejectionListener = (limiter: string) => void;
 

@@ -1,22 +1,6 @@
 import { RedisStore } from 'rate-limit-redis';
-import { createClient } from 'redis';
-import type { Logger } from '../logger';
+import type { RedisConnection } from '../cache/redis-connection';
 import type { StoreFactory } from './rate-limits';
-
-export interface RedisStores {
-  storeFor: StoreFactory;
-  /** Whether Redis is connected now: /readyz reports it, without failing on it. */
-  isUp: () => boolean;
-  close: () => Promise<void>;
-}
-
-/**
- * How long one counter command may take. A request runs up to three limiters in turn, so even a
- * Redis that accepts connections but never answers costs a request under a second.
- */
-const COMMAND_TIMEOUT_MS = 300;
-/** Reconnect attempts back off to this, so a returning Redis is used again within a second or two. */
-const MAX_RECONNECT_DELAY_MS = 1_000;
 
 /**
  * rate-limit-redis loads its Lua scripts once, when the limiter is built, and keeps the promise: if
@@ -36,47 +20,14 @@ class RecoveringRedisStore extends RedisStore {
 }
 
 /**
- * Rate-limit counters in Redis, so every instance behind the load balancer shares one budget. Redis
- * down is not the service down: while it is unreachable, commands fail at once (no offline queue, a
- * command timeout) and the limiters pass every request (passOnStoreError); one warning is logged per
- * outage, and counting resumes by itself once the client reconnects.
+ * Rate-limit counters in Redis, so every instance behind the load balancer shares one budget, each
+ * limiter under a prefix of its own. Every command goes through the connection's deadline; while
+ * Redis is down the limiters skip their counting altogether (see buildRateLimits).
  */
-export async function connectRedisStores(url: string, prefix: string, logger: Logger): Promise<RedisStores> {
-  const client = createClient({
-    url,
-    disableOfflineQueue: true,
-    socket: { connectTimeout: COMMAND_TIMEOUT_MS * 3, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) },
-  });
-  /** Undefined until the first connection or failure. */
-  let up: boolean | undefined;
-  // 'error' comes with every failed reconnect attempt: only the first of an outage is news.
-  client.on('error', (err: Error) => {
-    if (up === false) return;
-    up = false;
-    logger.warn({ cause: err.message }, 'redis unreachable; rate limits pass every request until it returns');
-  });
-  client.on('ready', () => {
-    if (up === false) logger.info('redis reachable again; rate limits count again');
-    up = true;
-  });
-  // A Redis away at start is an outage like any other: the service starts, and the client keeps
-  // reconnecting (connect() settles only once it succeeds).
-  const settled = new Promise<void>((resolve) => {
-    client.once('ready', resolve);
-    client.once('error', () => resolve());
-  });
-  client.connect().catch(() => undefined);
-  await settled;
-  return {
-    storeFor: (name) =>
-      new RecoveringRedisStore({
-        prefix: `${prefix}${name}:`,
-        sendCommand: (...args: string[]) => client.sendCommand(args, { timeout: COMMAND_TIMEOUT_MS }),
-      }),
-    isUp: () => up === true && client.isReady,
-    close: async () => {
-      if (client.isOpen) await client.close();
-      else client.destroy();
-    },
-  };
+export function redisStores(redis: RedisConnection, prefix: string): StoreFactory {
+  return (name) =>
+    new RecoveringRedisStore({
+      prefix: `${prefix}${name}:`,
+      sendCommand: (...args: string[]) => redis.send(args) as Promise<never>,
+    });
 }

@@ -4,7 +4,7 @@ import { auditInsertFrom } from '../audit-trail/audit-trail';
 import type { RequestOrigin } from '../shared/audit-context';
 import type { Role } from '../shared/principals';
 import { appkeyGenerationValid } from './appkey-generations';
-import { originColumns, originColumnsOf, originParams, originValues, timesOf, type SessionTimes } from './statement-parts';
+import { originColumns, originColumnsOf, originParams, originValues, scopeGrantedBy, timesOf, type SessionTimes } from './statement-parts';
 
 export interface NewSession {
   /** Unix seconds the caller also stamps into the tokens, so token exp and stored expiry agree. */
@@ -33,8 +33,9 @@ export interface UserSessionGrant extends SessionGrant {
 /**
  * A user's login: the session (its refresh token never outlives its absolute end) and its audit event,
  * only while the password hash the login was checked against ($11) is still the user's and the user is
- * enabled. A change since the check (here or on another instance) opens nothing; FOR SHARE makes a
- * concurrent change wait for this statement, or this statement see the change.
+ * enabled, and only if the user's role now grants the scope asked for ($13). A change since the check
+ * (here or on another instance) opens nothing; FOR SHARE makes a concurrent change wait for this
+ * statement, or this statement see the change.
  */
 const OPEN_USER_SESSION = (() => {
   const origin = originParams(8);
@@ -47,6 +48,7 @@ const OPEN_USER_SESSION = (() => {
        SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int)),
               $12::text, $13::text, $14::boolean, $15::text
          FROM holder
+        WHERE ${scopeGrantedBy('$13::text', 'holder.role')}
        RETURNING id, refresh_expires_at, created_at
      ), audit AS (
        ${auditInsertFrom('opened', {
@@ -57,21 +59,26 @@ const OPEN_USER_SESSION = (() => {
          details: `jsonb_build_object('route', ${origin.route}, 'session_id', opened.id)`,
        })}
      )
-     SELECT ${timesOf('opened')}, holder.role FROM opened, holder`,
+     SELECT ${timesOf('opened')}, holder.role FROM holder LEFT JOIN opened ON true`,
   );
 })();
 
-/** A user's new session: its times, and the user's role as the database holds it now. */
-export interface OpenedUserSession extends SessionTimes {
+/**
+ * A user's login as the statement found the user: the role the database holds now, and the new
+ * session's times, or null when that role does not grant the scope asked for (nothing was written).
+ */
+export interface UserLogin {
   role: Role | null;
+  times: SessionTimes | null;
 }
 
 /** Undefined when the user no longer holds `passwordHash`, or is disabled or gone: nothing was written. */
 export async function openUserSession(
   q: Queryable,
   s: NewSession & UserSessionGrant & { userId: string; username: string; passwordHash: string },
-): Promise<OpenedUserSession | undefined> {
-  const { rows } = await q.queryPrepared<OpenedUserSession>(OPEN_USER_SESSION, [
+): Promise<UserLogin | undefined> {
+  type Row = { role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
+  const { rows } = await q.queryPrepared<Row>(OPEN_USER_SESSION, [
     s.id,
     s.userId,
     s.refreshJti,
@@ -86,7 +93,10 @@ export async function openUserSession(
     s.idToken,
     s.dpopJkt,
   ]);
-  return rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  const { role, refresh_expires_at, created_at } = row;
+  return { role, times: refresh_expires_at !== null && created_at !== null ? { refresh_expires_at, created_at } : null };
 }
 
 /**
@@ -129,21 +139,24 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
        FROM api_keys WHERE id IN (SELECT api_key_id FROM req)
       ORDER BY id FOR NO KEY UPDATE
    ), valid AS (
-     SELECT req.*, locked.appname, locked.role
+     SELECT req.*, locked.appname, locked.role, ${scopeGrantedBy('req.scope', 'locked.role')} AS scope_granted
        FROM req JOIN locked ON locked.id = req.api_key_id
       WHERE ${appkeyGenerationValid('req.key_generation', 'locked')}
+   ), permitted AS (
+     -- A scope the key's role does not grant now opens nothing and spends nothing (not even the jti).
+     SELECT * FROM valid WHERE scope_granted
    ), recorded AS (
      INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM valid WHERE jti IS NOT NULL
+     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM permitted WHERE jti IS NOT NULL
      ON CONFLICT DO NOTHING
      RETURNING api_key_id, jti
    ), fresh AS (
      -- The same token twice in one batch: the first gets the session, the second is a replay.
      -- A login without a token (jti NULL) is never a replay, and each is a login of its own.
-     SELECT DISTINCT ON (valid.api_key_id, valid.jti, CASE WHEN valid.jti IS NULL THEN valid.ord END) valid.*
-       FROM valid LEFT JOIN recorded ON recorded.api_key_id = valid.api_key_id AND recorded.jti = valid.jti
-      WHERE valid.jti IS NULL OR recorded.jti IS NOT NULL
-      ORDER BY valid.api_key_id, valid.jti, CASE WHEN valid.jti IS NULL THEN valid.ord END, valid.ord
+     SELECT DISTINCT ON (permitted.api_key_id, permitted.jti, CASE WHEN permitted.jti IS NULL THEN permitted.ord END) permitted.*
+       FROM permitted LEFT JOIN recorded ON recorded.api_key_id = permitted.api_key_id AND recorded.jti = permitted.jti
+      WHERE permitted.jti IS NULL OR recorded.jti IS NOT NULL
+      ORDER BY permitted.api_key_id, permitted.jti, CASE WHEN permitted.jti IS NULL THEN permitted.ord END, permitted.ord
    ), login AS (
      UPDATE api_keys SET last_login = latest.issued_at, last_ip = latest.client_address
        FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address FROM fresh ORDER BY api_key_id, ord DESC) AS latest
@@ -163,7 +176,7 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
        details: "jsonb_build_object('route', fresh.route, 'session_id', fresh.session_id)",
      })}
    )
-   SELECT valid.ord IS NOT NULL AS key_valid, valid.role, opened.refresh_expires_at, opened.created_at
+   SELECT valid.ord IS NOT NULL AS key_valid, valid.scope_granted, valid.role, opened.refresh_expires_at, opened.created_at
      FROM req
      LEFT JOIN valid USING (ord)
      LEFT JOIN opened ON opened.id = req.session_id
@@ -174,16 +187,18 @@ export type ApiKeySessionOutcome =
   | { opened: true; role: Role | null; times: SessionTimes }
   /**
    * Nothing opened. `stale`: the key is gone or the appkey's generation is no longer valid, and
-   * nothing was written; `replayed`: the jti was used before.
+   * nothing was written; `scope`: the key's role does not grant the scope asked for, and nothing was
+   * written; `replayed`: the jti was used before.
    */
-  | { opened: false; refused: 'stale' | 'replayed' };
+  | { opened: false; refused: 'stale' | 'scope' | 'replayed' };
 
 /** The logins of API keys, all in one statement (one round trip, one commit); one outcome per login, in order. */
 export async function openApiKeySessions(q: Queryable, logins: ApiKeyLogin[]): Promise<ApiKeySessionOutcome[]> {
-  type Row = { key_valid: boolean; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
+  type Row = { key_valid: boolean; scope_granted: boolean | null; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
   const { rows } = await q.queryPrepared<Row>(OPEN_API_KEY_SESSIONS, unnestValues(LOGIN_COLUMNS, logins));
-  return rows.map(({ key_valid, role, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
+  return rows.map(({ key_valid, scope_granted, role, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
     if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at } };
-    return { opened: false, refused: key_valid ? 'replayed' : 'stale' };
+    if (!key_valid) return { opened: false, refused: 'stale' };
+    return { opened: false, refused: scope_granted ? 'replayed' : 'scope' };
   });
 }

@@ -78,12 +78,22 @@ export async function revokeSessionsOfStaleAppkeys(q: Queryable, apiKeyId: strin
 /** Why a user's sessions all end: the change to the user made at the command line. */
 export type UserSessionsEndReason = 'password_changed' | 'role_changed' | 'user_disabled';
 
-const REVOKE_ALL_OF_USER = revokeAndRecord(
-  'sessions.revoke-all-of-user',
-  'session.revoked',
-  'UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE user_id = $1 AND revoked_at IS NULL',
-  '$6::text',
-);
+/** Every live session of one principal (`column` = $1), revoked for reason $2 by actor $6. */
+const revokeAllOf = (name: string, column: 'user_id' | 'api_key_id') =>
+  revokeAndRecord(name, 'session.revoked', `UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE ${column} = $1 AND revoked_at IS NULL`, '$6::text');
+
+const REVOKE_ALL_OF_USER = revokeAllOf('sessions.revoke-all-of-user', 'user_id');
+const REVOKE_ALL_OF_API_KEY = revokeAllOf('sessions.revoke-all-of-api-key', 'api_key_id');
+
+/**
+ * Ends every live session of the API key, recording one session.revoked per session by whoever made
+ * the change: after its role was lowered, no token obtained before may keep a higher scope. Returns
+ * how many sessions ended.
+ */
+export async function revokeSessionsOfApiKey(q: Queryable, apiKeyId: string, reason: 'role_changed', ctx: AuditContext): Promise<number> {
+  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_API_KEY, [apiKeyId, reason, ...originValues(ctx), ctx.actor]);
+  return rows[0]!.revoked;
+}
 
 /**
  * Ends every live session of the user, recording one session.revoked per session by whoever made

@@ -1,5 +1,6 @@
 import type { UnnestColumn } from '../db/unnest';
 import type { RequestOrigin } from '../shared/audit-context';
+import { ROLES, scopesOf } from '../shared/principals';
 
 /** A session's times, in Unix seconds, as the statements that open or rotate one return them. */
 export interface SessionTimes {
@@ -41,3 +42,14 @@ export const originColumnsOf = (source: string) => ({
   requestId: `${source}.request_id`,
   route: `${source}.route`,
 });
+
+/** Role `role`'s scopes and `openid`, as an SQL text[] (from the one table of scopes in shared/principals.ts). */
+const scopesOfRole = (role: string) =>
+  `(CASE ${role} ${ROLES.map((r) => `WHEN '${r}' THEN ARRAY[${['openid', ...scopesOf(r)].map((w) => `'${w}'`).join(', ')}]`).join(' ')} ELSE ARRAY['openid'] END)::text[]`;
+
+/**
+ * Whether the requested `scope` (an SQL text expression; NULL: none asked, all the role grants) is
+ * within what role `role` grants. Checked in the statement that opens a session, so it reads the
+ * role as the database holds it at that moment, never as a cache remembers it.
+ */
+export const scopeGrantedBy = (scope: string, role: string) => `(${scope} IS NULL OR string_to_array(${scope}, ' ') <@ ${scopesOfRole(role)})`;

@@ -70,6 +70,12 @@ export function heldScope(role: Role | null, granted: string | null, claimed?: s
   return claimed === undefined ? held.join(' ') : scopeWords(claimed).filter((word) => held.includes(word)).join(' ');
 }
 
+/** Whether `after` grants less than `before` (no role is below every role). */
+export function isLowerRole(after: Role | null, before: Role | null): boolean {
+  const rank = (role: Role | null) => (role ? ROLES.indexOf(role) : -1);
+  return rank(after) < rank(before);
+}
+
 export function canRead(role: Role | null): boolean {
   return role !== null;
 }

@@ -41,7 +41,7 @@ const NOBODYS_APPKEY = generateAppkey();
  */
 export function spendProofWork(appname: string, credential: KeyCredential): void {
   try {
-    provedBy({ id: '', appname, role: null, appkeys: [{ appkey: NOBODYS_APPKEY, generation: 0 }] }, credential);
+    provedBy({ id: '', appname, appkeys: [{ appkey: NOBODYS_APPKEY, generation: 0 }] }, credential);
   } catch {
     // A refusal of the token's claims (only reached past a signature no one can make): refused as unknown below anyway.
   }

@@ -1,5 +1,6 @@
 import type { Database } from '../db/database';
 import type { ValidAppkeys } from '../api-keys/valid-appkeys';
+import { findRoleOfValidGeneration } from '../api-keys/api-keys.repository';
 import { LoginRefusedError } from '../shared/errors';
 import type { RequestOrigin } from '../shared/audit-context';
 import type { Role } from '../shared/principals';
@@ -18,6 +19,10 @@ export interface AuthenticatedClient {
  * (client_secret_basic or client_secret_post) where no session is opened for it: revocation,
  * introspection, and a password or refresh grant that names its client. A wrong secret and an
  * unknown client are the same refusal, recorded as login.failed.
+ *
+ * The appkeys may be kept ones (see ValidAppkeys): the appkey that proved itself is confirmed still
+ * valid, and the key's role read, from the database, so neither a regen nor a role change on
+ * another instance is missed.
  */
 export class ClientSecrets {
   constructor(
@@ -27,14 +32,17 @@ export class ClientSecrets {
 
   verify(clientId: string, secret: string, origin: RequestOrigin): Promise<AuthenticatedClient> {
     return recordingRefusals(this.db, origin, () => ({ appname: clientId }), async () => {
-      const attempt = await this.appkeys.withValidAppkeys(clientId, async (key) => (provedBy(key, { secret }) ? key : undefined));
+      const attempt = await this.appkeys.withValidAppkeys(clientId, async (key) => {
+        const proof = provedBy(key, { secret });
+        const current = proof && (await findRoleOfValidGeneration(this.db, key.id, proof.generation));
+        return current && { id: key.id, appname: key.appname, role: current.role };
+      });
       if (!attempt.found) {
         spendProofWork(clientId, { secret });
         throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');
       }
       if (!attempt.result) throw new LoginRefusedError('Invalid client credentials', 'invalid_client_secret');
-      const { id, appname, role } = attempt.result;
-      return { id, appname, role };
+      return attempt.result;
     });
   }
 }

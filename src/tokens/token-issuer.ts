@@ -3,7 +3,7 @@ import { nowSeconds, type TokenSigner } from '../signing-keys/token-signer';
 import type { NewSession } from '../sessions/opening';
 import type { SessionTimes } from '../sessions/statement-parts';
 import type { RequestOrigin } from '../shared/audit-context';
-import { scopeFor, type PrincipalType, type Role } from '../shared/principals';
+import { heldScope, type PrincipalType, type Role } from '../shared/principals';
 import type { OAuthTokenResponse } from './tokens.responses';
 
 /** How long what a login issues lives, in seconds. */
@@ -19,6 +19,7 @@ export interface TokenSubject {
   type: PrincipalType;
   id: string;
   name: string;
+  /** The role as the database holds it now: read by the statement that opened or rotated the session. */
   role: Role | null;
 }
 
@@ -33,7 +34,7 @@ export interface IssuedSession {
 
 /** What a grant issues beside the access token, and for whom. */
 export interface IssueOptions {
-  /** The scope asked for, already checked within the role; undefined: all the role grants. */
+  /** The scope asked for or kept by the session; undefined: all the role grants. */
   scope?: string;
   /** The client the tokens are for: the access token's `client_id`, the ID token's `aud` and `azp`. */
   clientId: string;
@@ -93,11 +94,15 @@ export class TokenIssuer {
    * The token response for `subject` in `session`: an access token (for AUDIENCE, naming the client),
    * a refresh token unless `refreshToken` is false (client credentials, RFC 6749 §4.4.3), and an ID
    * token for the client when `idToken` is true.
+   *
+   * The scope a token claims is the one rule every grant goes through: what was asked for (or what
+   * the session keeps) within what the subject's role grants now. Offline resource servers read the
+   * claim, so it must never say more than the role allows at the moment of issue.
    */
   async issue(subject: TokenSubject, session: IssuedSession, what: IssueOptions): Promise<OAuthTokenResponse> {
     const { accessTokenTtl } = this.lifetimes;
     const { id: sessionId, refreshJti, times, now } = session;
-    const scope = what.scope ?? scopeFor(subject.role);
+    const scope = heldScope(subject.role, what.scope ?? null);
     const identity = { sub: subject.id, sid: sessionId, preferred_username: subject.name, principal_type: subject.type };
     const bound = confirmation(what.dpopJkt);
     const [accessToken, refreshToken, idToken] = await Promise.all([
@@ -132,13 +137,15 @@ export class TokenIssuer {
   async issueExchanged(subject: TokenSubject, token: ExchangedToken): Promise<OAuthTokenResponse> {
     const { now } = token;
     const exp = Math.min(now + this.lifetimes.accessTokenTtl, token.notAfter);
+    // The one rule of issue(): never more than the subject's role grants now.
+    const scope = heldScope(subject.role, token.scope);
     const claims = {
       sub: subject.id,
       sid: token.sessionId,
       aud: token.audience,
       preferred_username: subject.name,
       principal_type: subject.type,
-      scope: token.scope,
+      scope,
       roles: subject.role ? [subject.role] : [],
       client_id: token.clientId,
       ...(token.act && { act: token.act }),
@@ -151,7 +158,7 @@ export class TokenIssuer {
       expires_in: exp - now,
       'not-before-policy': 0,
       'session-state': token.sessionId,
-      scope: token.scope,
+      scope,
     };
   }
 }

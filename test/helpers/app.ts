@@ -38,9 +38,13 @@ const TEST_ISSUER = 'http://issuer.test';
  * The real service, started as main.ts starts it (startServer), on a fresh, migrated database of its
  * own (a schema, or a PGlite instance), listening on a random loopback port. Call in beforeAll, and
  * `close()` in afterAll.
+ *
+ * With `joining`, a second instance of the same deployment instead: the same database, MASTER_KEY
+ * and issuer, as behind a load balancer (only on a PostgreSQL server: see onSharedServerOnly). Its
+ * close() leaves the database to the first.
  */
-export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startTestApp(overrides: EnvOverrides = {}, joining?: TestApp): Promise<TestApp> {
+  const database = joining ? { url: joining.config.databaseUrl!, drop: async () => undefined } : await createTestDatabase();
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
@@ -57,6 +61,7 @@ export async function startTestApp(overrides: EnvOverrides = {}): Promise<TestAp
     MAINTENANCE_INTERVAL_SECONDS: '3600',
     DATABASE_URL: database.url,
     DATABASE_POOL_SIZE: String(testPoolSize(8)),
+    ...(joining && { MASTER_KEY: joining.masterKey.toString('base64') }),
     ...overrides,
   });
 

@@ -240,7 +240,9 @@ describe('loadConfig: TRUST_PROXY (Hardening: proxies)', () => {
     ['false', 'false', false],
     ['a hop count', '2', 2],
     ['loopback', 'loopback', 'loopback'],
-    ['a list of addresses and CIDR ranges', '10.0.0.0/8, 192.168.1.5,::1,fd00::/8', '10.0.0.0/8,192.168.1.5,::1,fd00::/8'],
+    ['a list of addresses and CIDR ranges', '10.0.0.0/8, 192.168.1.5,::1,fd00:1::/32', '10.0.0.0/8,192.168.1.5,::1,fd00:1::/32'],
+    ['the widest ranges allowed, /8 and /16, an IPv4 netmask and an IPv4-mapped range', '10.0.0.0/8,2001:db8::/16,172.16.0.0/255.240.0.0,::ffff:10.0.0.0/104', '10.0.0.0/8,2001:db8::/16,172.16.0.0/255.240.0.0,::ffff:10.0.0.0/104'],
+    ['the range names Express knows', 'loopback,linklocal,uniquelocal', 'loopback,linklocal,uniquelocal'],
     ['loopback with an address', 'loopback,10.1.2.3', 'loopback,10.1.2.3'],
   ])('when TRUST_PROXY is %s, then it is kept as Express expects it', (_what, value, expected) => {
     expect(loadConfig(value === undefined ? {} : { TRUST_PROXY: value }).trustProxy).toEqual(expected);
@@ -248,6 +250,28 @@ describe('loadConfig: TRUST_PROXY (Hardening: proxies)', () => {
 
   it.each(['yes', '10.0.0.0/99', 'proxy.example.com', '10.0.0.1,,'])('when TRUST_PROXY=%j is neither a hop count, loopback nor addresses, then a ConfigError names it', (value) => {
     expect(configErrorFor({ TRUST_PROXY: value }).message).toContain('TRUST_PROXY');
+  });
+
+  it.each([
+    ['two halves that cover every IPv4 address', '0.0.0.0/1,128.0.0.0/1', '0.0.0.0/1'],
+    ['an IPv4 range wider than /8', '10.0.0.0/8,11.0.0.0/7', '11.0.0.0/7'],
+    ['an IPv4 netmask wider than /8', '10.0.0.0/254.0.0.0', '10.0.0.0/254.0.0.0'],
+    ['an IPv6 range wider than /16', '2001::/15', '2001::/15'],
+    ['every IPv6 address', '::/0', '::/0'],
+    ['every IPv4-mapped address', '::ffff:0.0.0.0/96', '::ffff:0.0.0.0/96'],
+    ['an IPv4-mapped range wider than /8', '::ffff:10.0.0.0/103', '::ffff:10.0.0.0/103'],
+    ['an IPv6 range holding the IPv4-mapped block', '::/80', '::/80'],
+  ])('when TRUST_PROXY holds %s, then startup is refused like true, naming the entry (Hardening, round two)', (_what, value, entry) => {
+    const error = configErrorFor({ TRUST_PROXY: value });
+
+    expect(error.message).toContain(`TRUST_PROXY: ${entry}`);
+    expect(error.message).toMatch(/hop count/);
+  });
+
+  it('when 256 IPv4 ranges of /8 together cover every address, then startup is refused like true', () => {
+    const everyRange = Array.from({ length: 256 }, (_, i) => `${i}.0.0.0/8`).join(',');
+
+    expect(configErrorFor({ TRUST_PROXY: everyRange }).message).toMatch(/TRUST_PROXY: its ranges together cover every IPv4 address/);
   });
 });
 

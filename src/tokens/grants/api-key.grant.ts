@@ -3,7 +3,6 @@ import type { ApiKeyLogins } from '../../sessions/api-key-logins';
 import type { KeyAppkeys, ValidAppkeys } from '../../api-keys/valid-appkeys';
 import { LoginRefusedError, OAuthError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
-import { scopesOf, scopeWithin } from '../../shared/principals';
 import { recordingRefusals } from '../failed-logins';
 import { claimedAppname, type RequestTokenRules } from '../request-token';
 import { provedBy, spendProofWork, type KeyCredential } from '../appkey-proof';
@@ -12,7 +11,7 @@ import type { OAuthTokenResponse } from '../tokens.responses';
 
 /** What a login of an API key asks for beyond its credential. */
 export interface ApiKeyTokenRequest {
-  /** Checked within the key's role; undefined: all the role grants. */
+  /** Checked within the key's role as the login's statement reads it; undefined: all the role grants. */
   scope?: string;
   /** No refresh token for client credentials (RFC 6749 §4.4.3). */
   refreshToken: boolean;
@@ -65,9 +64,6 @@ export class ApiKeyGrant {
   private async open(key: KeyAppkeys, credential: KeyCredential, origin: RequestOrigin, request: ApiKeyTokenRequest): Promise<OAuthTokenResponse | undefined> {
     const proof = provedBy(key, credential);
     if (!proof) return undefined;
-    if (request.scope !== undefined && !scopeWithin(request.scope, scopesOf(key.role))) {
-      throw new OAuthError('invalid_scope', 'The requested scope is not within what the API key\'s role grants');
-    }
     const session = this.issuer.newSession(origin);
     const outcome = await this.logins.open({
       ...session,
@@ -80,6 +76,7 @@ export class ApiKeyGrant {
     });
     if (!outcome.opened) {
       if (outcome.refused === 'stale') return undefined;
+      if (outcome.refused === 'scope') throw new OAuthError('invalid_scope', 'The requested scope is not within what the API key\'s role grants');
       throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
     }
     const subject = { type: 'api_key', id: key.id, name: key.appname, role: outcome.role } as const;

@@ -4,14 +4,14 @@ import type { Credentials } from '../../users/credentials';
 import type { UserRow } from '../../users/users.repository';
 import { OAuthError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
-import { scopesOf, scopeWithin, scopeWords } from '../../shared/principals';
+import { scopeWords } from '../../shared/principals';
 import { recordingRefusals } from '../failed-logins';
 import type { TokenIssuer } from '../token-issuer';
 import type { OAuthTokenResponse } from '../tokens.responses';
 
 /** What a password login asks for beyond the credentials (the token endpoint's parameters). */
 export interface PasswordTokenRequest {
-  /** Checked within the user's role; undefined: all the role grants. */
+  /** Checked within the user's role as the login's statement reads it; undefined: all the role grants. */
   scope?: string;
   /** The client the login is for; null: DEFAULT_CLIENT_ID. */
   clientId: string | null;
@@ -41,10 +41,11 @@ export class PasswordGrant {
   }
 
   /** Undefined when the user no longer holds the password hash the credentials were checked against. */
+  /**
+   * The user row may be one this instance kept from an earlier login: its role is never trusted.
+   * The session's statement checks the scope against the role as the database holds it.
+   */
   private async open(user: UserRow, origin: RequestOrigin, request: PasswordTokenRequest): Promise<OAuthTokenResponse | undefined> {
-    if (request.scope !== undefined && !scopeWithin(request.scope, scopesOf(user.role))) {
-      throw new OAuthError('invalid_scope', 'The requested scope is not within what the user\'s role grants');
-    }
     // On the token endpoint an ID token is for a named client that asks for openid (an end user is present).
     const idTokenClient = request.clientId !== null && request.scope !== undefined && scopeWords(request.scope).includes('openid');
     const session = this.issuer.newSession(origin);
@@ -59,10 +60,11 @@ export class PasswordGrant {
       dpopJkt: request.dpopJkt ?? null,
     });
     if (!opened) return undefined;
+    if (!opened.times) throw new OAuthError('invalid_scope', 'The requested scope is not within what the user\'s role grants');
     const subject = { type: 'user', id: user.id, name: user.username, role: opened.role } as const;
     return this.issuer.issue(
       subject,
-      { id: session.id, refreshJti: session.refreshJti, times: opened, now: session.now },
+      { id: session.id, refreshJti: session.refreshJti, times: opened.times, now: session.now },
       {
         scope: request.scope,
         clientId: request.clientId ?? this.defaultClientId,

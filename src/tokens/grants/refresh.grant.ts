@@ -6,7 +6,7 @@ import type { TokenSigner } from '../../signing-keys/token-signer';
 import { boundKeyOf } from '../../dpop/dpop';
 import { DpopProofError, OAuthError, UnauthorizedError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
-import { scopeFor, scopeWithin, scopeWords } from '../../shared/principals';
+import { heldScope, scopeWithin, scopeWords } from '../../shared/principals';
 import { sessionClientId } from '../session-client';
 import type { TokenIssuer } from '../token-issuer';
 import type { OAuthTokenResponse } from '../tokens.responses';
@@ -71,7 +71,7 @@ export class RefreshGrant {
     }
     const { principal, times, client } = rotated;
     const subject = { type: principal.type, id: principal.principal_id, name: principal.name, role: principal.role };
-    const scope = principal.scope ?? scopeFor(principal.role);
+    const scope = heldScope(principal.role, principal.scope);
     return this.issuer.issue(
       subject,
       { id: claims.sid, refreshJti: next.newJti, times, now: next.now },
@@ -92,7 +92,7 @@ export class RefreshGrant {
     if (request.clientId !== undefined && request.clientId !== sessionClientId(grant, this.defaultClientId)) {
       throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
     }
-    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(grant.scope ?? scopeFor(grant.role)))) {
+    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(heldScope(grant.role, grant.scope)))) {
       throw new OAuthError('invalid_scope', 'A refresh may keep or narrow the session\'s scope, not widen it');
     }
   }

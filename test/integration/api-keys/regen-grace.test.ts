@@ -202,4 +202,27 @@ describe('PUT /api/v1/api-keys/{appname}/regen?grace_seconds=N (rolling a key)',
       expect((await exchange(key)).status).toBe(200);
     });
   });
+
+  describe('the caps of grace_seconds by the caller\'s role (Hardening, round two)', () => {
+    it('when an editor asks for more than 3600 s, then 400 naming grace_seconds and the cap, and nothing changes; 3600 s is accepted', async () => {
+      const editor = await tokenForRole(t, 'editor');
+      const key = await createApiKey(t, { role: 'viewer', description: 'original' });
+      const before = (await readKey(t, key.appname)).body;
+      const asEditor = (grace: number) => t.http().put(`${regenPath(key.appname)}?grace_seconds=${grace}`).set(bearer(editor)).send({ roles: ['viewer'] });
+
+      const refused = await asEditor(3_601);
+
+      expectError(refused, 400, 'BadRequest', /grace_seconds.*3600/);
+      expect((await readKey(t, key.appname)).body).toEqual(before);
+      expect((await exchange(key)).status).toBe(200);
+      expect((await asEditor(3_600)).status).toBe(200);
+    });
+
+    it('when an admin asks for 604800 s, then it is accepted, and one second more is 400', async () => {
+      const key = await createApiKey(t, { role: 'viewer' });
+
+      expect((await regen(key.appname, '?grace_seconds=604801')).status).toBe(400);
+      expect((await regen(key.appname, '?grace_seconds=604800')).status).toBe(200);
+    });
+  });
 });

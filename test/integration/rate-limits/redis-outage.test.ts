@@ -1,70 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { delimiter, join } from 'node:path';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { onPglite } from '../../helpers/database';
 import { expectError } from '../../helpers/errors';
 import { sleep } from '../auth/support';
-
-/** redis-server on the PATH (or where Debian puts it), if installed. */
-const REDIS_SERVER = [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/local/bin']
-  .map((dir) => join(dir, 'redis-server'))
-  .find((path) => existsSync(path));
-const INSTALL_HINT = 'redis-server is not installed: apt-get install redis-server (Debian/Ubuntu) or brew install redis (macOS) to run it';
-// CI must prove this, never skip it.
-if (!REDIS_SERVER && process.env.CI === 'true') throw new Error(`${INSTALL_HINT}; CI=true does not allow skipping it`);
-if (!REDIS_SERVER) console.warn(`skipped: Redis outage test: ${INSTALL_HINT}`);
-
-/** A TCP port nothing listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Whether a Redis answers PING on this port. */
-function answersPing(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    const done = (answer: boolean) => {
-      socket.destroy();
-      resolve(answer);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-  });
-}
-
-/** A Redis of this test's own, in memory only; resolves once it answers. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(REDIS_SERVER!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    if (await answersPing(port)) return child;
-    if (child.exitCode !== null) break;
-    await sleep(50);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server did not start on port ${port}`);
-}
-
-function stopRedis(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
-
-const OUTAGE_WARNING = 'redis unreachable; rate limits pass every request until it returns';
+import { describeWithRedisServer, freePort, startRedis, stopRedis } from '../../helpers/redis-server';
+import { REDIS_DOWN_WARNING } from '../../../src/cache/redis-connection';
 
 /** A request to a token route (counted per address), with how long its answer took; a hung one is cut off at 5 s. */
 async function timedRefresh(t: TestApp): Promise<{ status: number; ms: number; res?: Awaited<ReturnType<ReturnType<TestApp['http']>['post']>> }> {
@@ -89,7 +30,7 @@ async function timedReadiness(t: TestApp): Promise<{ status: number; body: unkno
 }
 
 /** How many times the outage warning was logged. */
-const outageWarnings = (t: TestApp) => t.logs().split('\n').filter((line) => line.includes(OUTAGE_WARNING)).length;
+const outageWarnings = (t: TestApp) => t.logs().split('\n').filter((line) => line.includes(REDIS_DOWN_WARNING)).length;
 
 /** Polls /readyz until it says Redis is up (at most 10 s); returns its last answer. */
 async function readyWithRedisUp(t: TestApp): Promise<{ status: number; body: unknown; ms: number }> {
@@ -109,7 +50,7 @@ const limitedEnv = (port: number) => ({
   RATE_LIMIT_TOKEN_WINDOW: '60',
 });
 
-(REDIS_SERVER ? describe : describe.skip)('Redis down is not the service down (Hardening)', () => {
+describeWithRedisServer('Redis outage tests')('Redis down is not the service down (Hardening)', () => {
   let t: TestApp;
   let port: number;
   let redis: ChildProcess | undefined;
