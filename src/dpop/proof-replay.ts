@@ -16,13 +16,20 @@ const SPEND_PROOFS = preparedStatement(
    RETURNING digest`,
 );
 
-interface Spend {
+/** A proof's replay record: its key (one key's jti, hashed: a jti is the client's choice, of any length up to 256) and its end. */
+export interface DpopProofRecord {
   digest: Buffer;
+  /** Unix seconds: the proof's iat plus PROOF_WINDOW_SECONDS, the end of its acceptable life. */
   expiresAt: number;
 }
 
-/** The record's key: one key's jti, hashed (a jti is the client's choice, of any length up to 256). */
-const digestOf = (proof: CheckedProof) => createHash('sha256').update(`${proof.jkt}.${proof.jti}`).digest();
+/** The replay record of a checked proof, for a statement that spends it as part of its own work (an API key's login). */
+export const replayRecordOf = (proof: CheckedProof): DpopProofRecord => ({
+  digest: createHash('sha256').update(`${proof.jkt}.${proof.jti}`).digest(),
+  expiresAt: proof.iat + PROOF_WINDOW_SECONDS,
+});
+
+type Spend = DpopProofRecord;
 
 /**
  * Refuses a DPoP proof presented before, on any instance (RFC 9449 §11.1), for as long as it could be
@@ -39,7 +46,7 @@ export class ProofReplay {
 
   /** True the first time a proof is presented; false for a replay. */
   spend(proof: CheckedProof): Promise<boolean> {
-    return this.batches.submit({ digest: digestOf(proof), expiresAt: proof.iat + PROOF_WINDOW_SECONDS });
+    return this.batches.submit(replayRecordOf(proof));
   }
 }
 

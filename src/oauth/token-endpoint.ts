@@ -2,7 +2,7 @@ import type { ApiKeyGrant } from '../tokens/grants/api-key.grant';
 import type { PasswordGrant } from '../tokens/grants/password.grant';
 import type { RefreshGrant } from '../tokens/grants/refresh.grant';
 import { TOKEN_EXCHANGE_GRANT, type TokenExchangeGrant } from '../tokens/grants/token-exchange.grant';
-import type { Dpop } from '../dpop/dpop';
+import type { CheckedProof, Dpop } from '../dpop/dpop';
 import type { DpopPresentation } from '../shared/dpop';
 import type { AuthenticatedClient, ClientSecrets } from '../tokens/client-secrets';
 import type { RequestTokenRules } from '../tokens/request-token';
@@ -44,8 +44,8 @@ export class TokenEndpoint {
     if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
       throw new OAuthError('unsupported_grant_type', `grant_type must be one of ${GRANT_TYPES.join(', ')}`);
     }
-    const dpopJkt = await refusedAs('invalid_grant', () => this.deps.dpop.keyOf(dpop));
-    const request: GrantRequest = { parameters, client, scope, origin, dpopJkt };
+    const proof = await refusedAs('invalid_grant', () => this.deps.dpop.check(dpop));
+    const request: GrantRequest = { parameters, client, scope, origin, proof, dpopJkt: proof?.jkt };
     switch (grantType as (typeof GRANT_TYPES)[number]) {
       case 'password':
         return this.password(request);
@@ -60,22 +60,25 @@ export class TokenEndpoint {
     }
   }
 
-  private async password({ parameters, client, scope, origin, dpopJkt }: GrantRequest) {
+  private async password({ parameters, client, scope, origin, proof, dpopJkt }: GrantRequest) {
     const username = required(parameters, 'username');
     const password = required(parameters, 'password');
     const clientId = await this.clientOf(client, origin);
+    await this.spend(proof);
     return refusedAs('invalid_grant', () => this.deps.password.login(username, password, origin, { scope, clientId: clientId ?? null, dpopJkt }));
   }
 
-  private async refresh({ parameters, client, scope, origin, dpopJkt }: GrantRequest) {
+  private async refresh({ parameters, client, scope, origin, proof, dpopJkt }: GrantRequest) {
     const refreshToken = required(parameters, 'refresh_token');
     const clientId = await this.clientOf(client, origin);
+    await this.spend(proof);
     return refusedAs('invalid_grant', () => this.deps.refresh.refresh(refreshToken, origin, { scope, clientId }, dpopJkt));
   }
 
   /** The API key is the client; the response has no refresh token (RFC 6749 §4.4.3). */
-  private clientCredentials({ client, scope, origin, dpopJkt }: GrantRequest) {
-    const request = { scope, refreshToken: false, idToken: false, dpopJkt };
+  private clientCredentials({ client, scope, origin, proof }: GrantRequest) {
+    // The login spends the proof in its own statement: one commit for both.
+    const request = { scope, refreshToken: false, idToken: false, dpop: proof };
     const basic = client.method === 'client_secret_basic';
     if (client.method === 'client_secret_basic' || client.method === 'client_secret_post') {
       return refusedAs('invalid_client', () => this.deps.apiKey.login(client.clientId, { secret: client.secret }, origin, request), basic);
@@ -89,11 +92,11 @@ export class TokenEndpoint {
   }
 
   /** RFC 7523 §2.1: a request token as the grant; the same as the API-key route, refresh token included. */
-  private async jwtBearer({ parameters, client, scope, origin, dpopJkt }: GrantRequest) {
+  private async jwtBearer({ parameters, client, scope, origin, proof }: GrantRequest) {
     const assertion = required(parameters, 'assertion');
     await this.clientOf(client, origin);
     const credential = { requestToken: assertion, rules: this.deps.assertionRules };
-    return refusedAs('invalid_grant', () => this.deps.apiKey.login(null, credential, origin, { scope, refreshToken: true, idToken: false, dpopJkt }));
+    return refusedAs('invalid_grant', () => this.deps.apiKey.login(null, credential, origin, { scope, refreshToken: true, idToken: false, dpop: proof }));
   }
 
   /**
@@ -101,10 +104,11 @@ export class TokenEndpoint {
    * optional (a public client may exchange); an authenticated client, or a public one by name, is the
    * new token's client, else the subject token's.
    */
-  private async exchange({ parameters, client, scope, origin, dpopJkt }: GrantRequest) {
+  private async exchange({ parameters, client, scope, origin, proof, dpopJkt }: GrantRequest) {
     const { audience, resource } = parameters;
     if (audience !== undefined && resource !== undefined) throw new OAuthError('invalid_request', 'Send one audience or one resource, not both');
     const clientId = await this.clientOf(client, origin);
+    await this.spend(proof);
     const request = {
       subjectToken: required(parameters, 'subject_token'),
       subjectTokenType: required(parameters, 'subject_token_type'),
@@ -117,6 +121,11 @@ export class TokenEndpoint {
       dpopJkt,
     };
     return refusedAs('invalid_grant', () => this.deps.exchange.exchange(request, origin));
+  }
+
+  /** Spends the request's proof before a grant that changes anything: refused when any instance saw it before. */
+  private async spend(proof: CheckedProof | undefined): Promise<void> {
+    if (proof) await refusedAs('invalid_grant', () => this.deps.dpop.spend(proof));
   }
 
   /** The client a password or refresh grant is for: a public client by its client_id, or an API key that authenticated. */
@@ -132,7 +141,9 @@ interface GrantRequest {
   client: ClientAuthentication;
   scope: string | undefined;
   origin: RequestOrigin;
-  /** The key of the request's DPoP proof; undefined: none was sent. */
+  /** The request's DPoP proof, checked but not yet spent; undefined: none was sent. */
+  proof: CheckedProof | undefined;
+  /** Its key: what the grant's tokens are bound to. */
   dpopJkt: string | undefined;
 }
 
