@@ -16,6 +16,7 @@ import { PasswordGrant } from './tokens/grants/password.grant';
 import { RefreshGrant, type TokenEvents } from './tokens/grants/refresh.grant';
 import { TokenExchangeGrant } from './tokens/grants/token-exchange.grant';
 import { Dpop } from './dpop/dpop';
+import { Exchanges } from './sessions/exchanges';
 import type { TokenGrants } from './tokens/tokens.router';
 import { BearerAuthenticator } from './bearer/bearer-authenticator';
 import { ClientSecrets } from './tokens/client-secrets';
@@ -85,7 +86,7 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     grants,
     tokenEndpoint: new TokenEndpoint({
       ...grants,
-      exchange: new TokenExchangeGrant(db, signer, issuer, { audience: config.audience, exchangeAudiences: config.exchangeAudiences }),
+      exchange: new TokenExchangeGrant(new Exchanges(db), signer, issuer, { audience: config.audience, exchangeAudiences: config.exchangeAudiences }),
       clients,
       dpop,
       assertionRules,

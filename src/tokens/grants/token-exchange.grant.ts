@@ -1,6 +1,5 @@
-import type { Database } from '../../db/database';
 import { boundKeyOf } from '../../dpop/dpop';
-import { recordExchange } from '../../sessions/exchanges';
+import type { Exchanges } from '../../sessions/exchanges';
 import { nowSeconds, type IssuedClaims, type TokenSigner } from '../../signing-keys/token-signer';
 import { DpopProofError, OAuthError, UnauthorizedError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
@@ -42,12 +41,12 @@ const invalidRequest = (message: string) => new OAuthError('invalid_request', me
  * becomes an access token for the same principal that can only be narrower: its scope within the
  * subject token's, its life within the subject token's, in the subject's session (so it ends with
  * it), for AUDIENCE or one of EXCHANGE_AUDIENCES, with no refresh token. An actor token names who
- * acts for the subject (`act`, §4.1). One read of the sessions and the audit event, in one statement:
- * no other write (docs/token-exchange-and-dpop.md).
+ * acts for the subject (`act`, §4.1). One read of the sessions and the audit event, in one statement
+ * shared by concurrent exchanges: no other write (docs/token-exchange-and-dpop.md).
  */
 export class TokenExchangeGrant {
   constructor(
-    private readonly db: Database,
+    private readonly exchanges: Exchanges,
     private readonly signer: TokenSigner,
     private readonly issuer: TokenIssuer,
     private readonly audiences: ExchangeAudiences,
@@ -69,7 +68,7 @@ export class TokenExchangeGrant {
     const clientId = request.clientId ?? (typeof subject.client_id === 'string' ? subject.client_id : undefined);
     if (clientId === undefined) throw invalidRequest('The subject_token names no client');
 
-    const live = await recordExchange(this.db, {
+    const live = await this.exchanges.record({
       sessionId: subject.sid,
       principalId: subject.sub,
       ...(actor && { actor: { sessionId: actor.sid, principalId: actor.sub } }),
