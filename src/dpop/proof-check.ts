@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { calculateJwkThumbprint, importJWK, jwtVerify, type JWK, type KeyLike } from 'jose';
+import { createHash, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, importJWK, jwtVerify, type JWK } from 'jose';
 import { ExpiringMap } from '../cache/expiring-map';
 import { decodeSegment } from '../crypto/jws-segments';
 import { DPOP_SIGNING_ALGORITHMS, type DpopSigningAlgorithm } from '../shared/dpop';
@@ -17,6 +17,8 @@ const PRINTABLE = /^[^\p{Cc}]+$/u;
 const SECRET_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 /** RFC 3986 §2.3 unreserved characters, which §6.2.2.2 says to decode before comparing. */
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+/** RFC 7518 §3.3: an RS256 key of at least 2048 bits. */
+const MIN_RSA_BITS = 2048;
 
 /** What the proof must match: the request it came with, and the access token it goes with on a resource request. */
 export interface ExpectedProof {
@@ -32,6 +34,13 @@ export interface CheckedProof {
   jkt: string;
   jti: string;
   iat: number;
+}
+
+/** A proof header that held: its algorithm, and its key imported (a KeyObject: jose's Node build) and named by thumbprint. */
+interface ProofSigner {
+  alg: DpopSigningAlgorithm;
+  key: KeyObject;
+  jkt: string;
 }
 
 const refused = (message: string) => new DpopProofError(message);
@@ -68,71 +77,72 @@ export const accessTokenHash = (accessToken: string) => createHash('sha256').upd
  * Checks a DPoP proof (RFC 9449 §4.3) but for replay, which needs the database (ProofReplay): a
  * compact JWS typed `dpop+jwt`, signed with one of DPOP_SIGNING_ALGORITHMS by the public key in its
  * header, with `jti`, `htm` and `htu` of this request, an `iat` within PROOF_WINDOW_SECONDS of now,
- * and on a resource request the access token's hash. jose verifies the signature and the JWT's form;
- * the key it imports is kept per thumbprint, as a client signs every proof with the same key and
- * importing it again costs as much as the verification (docs/token-exchange-and-dpop.md, "What the
- * proof check costs"). No server nonce is used.
+ * and on a resource request the access token's hash. No server nonce is used.
+ *
+ * jose does the JOSE work: it imports the header's key and computes its thumbprint, and jwtVerify
+ * checks each proof. The key is imported once per header, not per proof: a client signs every proof
+ * with the same key, so its header is the same bytes each time, and it is kept (bounded) once it
+ * held; importing it again cost as much as the verification (docs/token-exchange-and-dpop.md, "What
+ * the proof check costs").
  */
 export class ProofChecker {
-  /** Imported public keys by thumbprint: a thumbprint names exactly one key (RFC 7638 §3.1). */
-  private readonly keys = new ExpiringMap<string, KeyLike | Uint8Array>({ maxEntries: 1_000, ttlMs: 10 * 60_000 });
+  private readonly signers = new ExpiringMap<string, ProofSigner>({ maxEntries: 1_000, ttlMs: 10 * 60_000 });
 
   async check(proof: string, expected: ExpectedProof, now: number): Promise<CheckedProof> {
     if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) throw refused('The DPoP proof is not a compact JWS');
-    const header = decodeSegment(proof.slice(0, proof.indexOf('.')));
+    const header = proof.slice(0, proof.indexOf('.'));
+    const signer = this.signers.get(header) ?? (await this.signerOf(header));
+    let claims: Record<string, unknown>;
+    try {
+      // jose checks the signature (on libuv's thread pool), the JWT's form, and exp and nbf if present.
+      ({ payload: claims } = await jwtVerify(proof, signer.key, { algorithms: [signer.alg], typ: 'dpop+jwt' }));
+    } catch {
+      throw refused('The DPoP proof\'s signature does not verify with its key');
+    }
+    return { jkt: signer.jkt, ...claimsHold(claims, expected, now) };
+  }
+
+  /** RFC 9449 §4.3 checks 4 to 7 on a header not seen lately: type, algorithm, a public key that fits it; then kept. */
+  private async signerOf(encoded: string): Promise<ProofSigner> {
+    const header = decodeSegment(encoded);
     if (!header || header.typ !== 'dpop+jwt') throw refused('The DPoP proof must be typed dpop+jwt');
+    // RFC 7515 §4.1.11: an extension this service does not understand (crit, or b64 of RFC 7797) is refused.
+    if (header.crit !== undefined || header.b64 !== undefined) throw refused('The DPoP proof carries a header extension this service does not take');
     const alg = DPOP_SIGNING_ALGORITHMS.find((known) => known === header.alg);
     if (!alg) throw refused(`The DPoP proof must be signed with ${DPOP_SIGNING_ALGORITHMS.join(', ')}`);
     const jwk = header.jwk;
     if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw refused('The DPoP proof must carry its public key as jwk');
-    const key = jwk as Record<string, unknown>;
-    if (SECRET_MEMBERS.some((member) => member in key)) throw refused('The DPoP proof\'s jwk must be a public key');
-    if (!keyFits(alg, key)) throw refused(`The DPoP proof's key does not fit ${alg}`);
-
-    const jkt = await this.thumbprintOf(key as unknown as JWK);
-    let claims: Record<string, unknown>;
+    const members = jwk as Record<string, unknown>;
+    if (SECRET_MEMBERS.some((member) => member in members)) throw refused('The DPoP proof\'s jwk must be a public key');
+    if (!keyFits(alg, members)) throw refused(`The DPoP proof's key does not fit ${alg}`);
+    let signer: ProofSigner;
     try {
-      ({ payload: claims } = await jwtVerify(proof, await this.publicKey(jkt, key as unknown as JWK, alg), { algorithms: [alg], typ: 'dpop+jwt' }));
+      const key = (await importJWK(jwk as JWK, alg)) as KeyObject;
+      signer = { alg, key, jkt: await calculateJwkThumbprint(jwk as JWK, 'sha256') };
     } catch {
-      throw refused('The DPoP proof\'s signature does not verify with its key');
+      throw refused('The DPoP proof\'s jwk is not a usable public key');
     }
-    return { jkt, ...this.claimsHold(claims, expected, now) };
+    if (signer.key.type !== 'public') throw refused('The DPoP proof\'s jwk must be a public key');
+    if (alg === 'RS256' && (signer.key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) throw refused('An RS256 DPoP key needs at least 2048 bits');
+    this.signers.set(encoded, signer);
+    return signer;
   }
+}
 
-  private claimsHold(claims: Record<string, unknown>, expected: ExpectedProof, now: number): { jti: string; iat: number } {
-    const { jti, htm, htu, iat, ath } = claims;
-    if (typeof jti !== 'string' || jti.length > MAX_JTI_LENGTH || !PRINTABLE.test(jti)) throw refused('The DPoP proof needs a jti of 1 to 256 characters');
-    if (htm !== expected.method) throw refused('The DPoP proof is for another HTTP method (htm)');
-    if (typeof htu !== 'string' || comparableUri(htu) === undefined || comparableUri(htu) !== comparableUri(expected.uri)) {
-      throw refused('The DPoP proof is for another URI (htu)');
-    }
-    if (typeof iat !== 'number' || !Number.isFinite(iat) || Math.abs(now - iat) > PROOF_WINDOW_SECONDS) {
-      throw refused(`The DPoP proof's iat must be within ${PROOF_WINDOW_SECONDS} seconds of now`);
-    }
-    if (expected.accessToken !== undefined && ath !== accessTokenHash(expected.accessToken)) {
-      throw refused('The DPoP proof does not carry the access token\'s hash (ath)');
-    }
-    return { jti, iat };
+/** RFC 9449 §4.3 checks 3, 8, 9, 11 and 12.1: the claims, against the request. */
+function claimsHold(claims: Record<string, unknown>, expected: ExpectedProof, now: number): { jti: string; iat: number } {
+  const { jti, htm, htu, iat, ath } = claims;
+  if (typeof jti !== 'string' || jti.length > MAX_JTI_LENGTH || !PRINTABLE.test(jti)) throw refused('The DPoP proof needs a jti of 1 to 256 characters');
+  if (htm !== expected.method) throw refused('The DPoP proof is for another HTTP method (htm)');
+  // The exact URI clients are told needs no parsing; anything else is compared normalised.
+  if (typeof htu !== 'string' || (htu !== expected.uri && (comparableUri(htu) === undefined || comparableUri(htu) !== comparableUri(expected.uri)))) {
+    throw refused('The DPoP proof is for another URI (htu)');
   }
-
-  private async thumbprintOf(jwk: JWK): Promise<string> {
-    try {
-      return await calculateJwkThumbprint(jwk, 'sha256');
-    } catch {
-      throw refused('The DPoP proof\'s jwk lacks a required member');
-    }
+  if (typeof iat !== 'number' || !Number.isFinite(iat) || Math.abs(now - iat) > PROOF_WINDOW_SECONDS) {
+    throw refused(`The DPoP proof's iat must be within ${PROOF_WINDOW_SECONDS} seconds of now`);
   }
-
-  private async publicKey(jkt: string, jwk: JWK, alg: DpopSigningAlgorithm): Promise<KeyLike | Uint8Array> {
-    let key = this.keys.get(jkt);
-    if (key === undefined) {
-      try {
-        key = await importJWK(jwk, alg);
-      } catch {
-        throw refused('The DPoP proof\'s jwk is not a usable public key');
-      }
-      this.keys.set(jkt, key);
-    }
-    return key;
+  if (expected.accessToken !== undefined && ath !== accessTokenHash(expected.accessToken)) {
+    throw refused('The DPoP proof does not carry the access token\'s hash (ath)');
   }
+  return { jti, iat };
 }

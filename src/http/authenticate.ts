@@ -13,9 +13,15 @@ export interface PresentedAccessToken {
   dpop: DpopPresentation;
 }
 
-/** What a request shows a DPoP check: every DPoP header field it sent (Node joins repeats, which would hide them), its method and path. */
+/**
+ * What a request shows a DPoP check: every DPoP header field it sent, its method and path. Node joins
+ * repeated fields with ", ", and a proof (base64url and dots) holds no comma, so splitting there
+ * recovers each (cheaper than headersDistinct, which copies every header of every request).
+ */
 export function dpopPresentationOf(req: Request): DpopPresentation {
-  return { proofs: req.headersDistinct.dpop ?? [], method: req.method, path: req.originalUrl.split('?')[0]! };
+  const value = req.headers.dpop;
+  const proofs = value === undefined ? [] : [value].flat().flatMap((field) => field.split(',').map((proof) => proof.trim()));
+  return { proofs, method: req.method, path: req.originalUrl.split('?')[0]! };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { dpopKey, type DpopKey, type ProofAlgorithm } from '../../helpers/dpop';
 import { expectOAuthError } from '../../helpers/errors';
@@ -183,6 +184,18 @@ describe('POST /oauth2/token with DPoP (RFC 9449)', () => {
       const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'dpop+jwt', jwk: key.jwk })).toString('base64url')}.${Buffer.from('{}').toString('base64url')}.x`;
       await refusedWith(unsigned, 'signed with');
       await refusedWith('not-a-jwt', 'compact JWS');
+    });
+
+    it('when the proof uses an RSA key under 2048 bits, an Ed448 key, or a crit header, then it is refused', async () => {
+      const handSigned = (alg: string, privateKey: KeyObject, digest: string | null, header: Record<string, unknown> = {}) => {
+        const jwk = createPublicKey(privateKey).export({ format: 'jwk' });
+        const segment = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+        const input = `${segment({ alg, typ: 'dpop+jwt', jwk, ...header })}.${segment({ jti: randomUUID(), htm: 'POST', htu: TOKEN_URI, iat: Math.floor(Date.now() / 1000) })}`;
+        return `${input}.${sign(digest, Buffer.from(input), privateKey).toString('base64url')}`;
+      };
+      await refusedWith(handSigned('RS256', generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey, 'sha256'), '2048 bits');
+      await refusedWith(handSigned('EdDSA', generateKeyPairSync('ed448').privateKey, null), 'does not fit');
+      await refusedWith(handSigned('RS256', generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, 'sha256', { crit: ['exp'] }), 'extension');
     });
 
     it('when two DPoP headers are sent, then the request is refused', async () => {
