@@ -26,6 +26,7 @@ import { ROOT } from './harness/processes';
 import { createKey, mapLimit, passwordGrant, startFlags, startService, type ServiceSettings } from './harness/service';
 import { scenarios, type BenchContext, type Dataset, type Scenario } from './scenarios';
 import { millionScenarios, MILLION_IDS, pagingRun, PAGING_ID, type PagingResult } from './scenarios/million';
+import { exchangeDpopScenarios } from './scenarios/exchange-dpop';
 
 const RSS_TARGET = 1.2;
 
@@ -56,7 +57,7 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const only = value('--only')?.split(',');
-  const known = [...scenarios.map((s) => s.id), ...MILLION_IDS, PAGING_ID];
+  const known = [...scenarios.map((s) => s.id), ...exchangeDpopScenarios.map((s) => s.id), ...MILLION_IDS, PAGING_ID];
   const unknown = only?.filter((id) => !known.includes(id));
   if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
   return {
@@ -234,7 +235,7 @@ async function machine(db: string) {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  const selected = [...scenarios, ...millionScenarios(o.millionKeys)].filter((s) => !o.only || o.only.includes(s.id));
+  const selected = [...scenarios, ...exchangeDpopScenarios, ...millionScenarios(o.millionKeys)].filter((s) => !o.only || o.only.includes(s.id));
   const paging = !o.only || o.only.includes(PAGING_ID);
   if (o.build) build();
   const profileDir = path.join(__dirname, 'results', 'profiles');
