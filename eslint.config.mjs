@@ -24,6 +24,7 @@ const FLOORS = [
   'tokens',
   'oauth',
   'audit-events',
+  'webhooks', // endpoints API, the outbox's dispatcher, signing and address checks
   'health',
   'openapi',
   'console', // serves the built admin console (its source is console/, outside src/)

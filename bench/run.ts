@@ -26,6 +26,7 @@ import { ROOT } from './harness/processes';
 import { createKey, mapLimit, passwordGrant, startFlags, startService, type ServiceSettings } from './harness/service';
 import { scenarios, type BenchContext, type Dataset, type Scenario } from './scenarios';
 import { millionScenarios, MILLION_IDS, pagingRun, PAGING_ID, type PagingResult } from './scenarios/million';
+import { webhooksScenario } from './scenarios/webhooks';
 import { exchangeDpopScenarios } from './scenarios/exchange-dpop';
 
 const RSS_TARGET = 1.2;
@@ -57,7 +58,7 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const only = value('--only')?.split(',');
-  const known = [...scenarios.map((s) => s.id), ...exchangeDpopScenarios.map((s) => s.id), ...MILLION_IDS, PAGING_ID];
+  const known = [...scenarios.map((s) => s.id), ...exchangeDpopScenarios.map((s) => s.id), webhooksScenario.id, ...MILLION_IDS, PAGING_ID];
   const unknown = only?.filter((id) => !known.includes(id));
   if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
   return {
@@ -107,7 +108,7 @@ async function seed(db: string, total: number, exercised: number, service: Servi
     await server.stop();
   }
   const began = performance.now();
-  await fillApiKeys(db, total);
+  await fillApiKeys(db, total, Buffer.from(service.masterKey, 'base64'));
   const fillSeconds = (performance.now() - began) / 1000;
   if (timing) timing.fillSeconds = fillSeconds;
   const appnames = await query(db, async (c) => {
@@ -137,6 +138,8 @@ interface ScenarioResult {
   rssRatio: number;
   throughputMet: boolean;
   rssMet: boolean;
+  /** The scenario's own further target, when it has one. */
+  extra?: { met: boolean; text: string };
 }
 
 async function runScenario(s: Scenario, ctx: BenchContext, o: Options): Promise<ScenarioResult> {
@@ -182,6 +185,7 @@ async function runScenario(s: Scenario, ctx: BenchContext, o: Options): Promise<
     rssRatio,
     throughputMet: median.ratio >= s.target,
     rssMet: rssTarget === null || rssRatio <= rssTarget,
+    extra: s.extra?.(),
   };
 }
 
@@ -200,14 +204,19 @@ function table(results: ScenarioResult[], quick: boolean): string {
     const peakOurs = Math.max(...r.rounds.map((x) => x.ours.peakRssMiB));
     const peakFloor = Math.max(...r.rounds.map((x) => x.floor.peakRssMiB));
     const bad = (m: Measurement) => m.non2xx + m.errors + m.timeouts;
-    const verdict = r.throughputMet && r.rssMet ? 'met' : [!r.throughputMet && 'req/s missed', !r.rssMet && 'RSS missed'].filter(Boolean).join(', ');
+    const extraMet = r.extra?.met ?? true;
+    const verdict =
+      r.throughputMet && r.rssMet && extraMet
+        ? 'met'
+        : [!r.throughputMet && 'req/s missed', !r.rssMet && 'RSS missed', !extraMet && 'see below'].filter(Boolean).join(', ');
     lines.push(
       `| ${r.title}${r.floorLabel === 'floor' ? '' : ` (${r.oursLabel} vs ${r.floorLabel})`} | ${f0(ours.rps)} | ${f0(floor.rps)} | ` +
         `${f3(r.median.ratio)} (>= ${r.target}) | ${ours.p50} / ${ours.p99} | ${floor.p50} / ${floor.p99} | ` +
         `${bad(ours)} / ${bad(floor)} | ${f1(peakOurs)} / ${f1(peakFloor)} (${f3(r.rssRatio)}) | ${quick ? `(quick) ${verdict}` : verdict} |`,
     );
   }
-  return lines.join('\n');
+  const extras = results.filter((r) => r.extra).map((r) => `- ${r.title}: ${r.extra!.text}: ${r.extra!.met ? 'met' : 'missed'}`);
+  return [...lines, ...(extras.length ? ['', ...extras] : [])].join('\n');
 }
 
 /** The paging run: its one pass, and the median ms of pages at three depths and how far apart they are. */
@@ -235,7 +244,7 @@ async function machine(db: string) {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  const selected = [...scenarios, ...exchangeDpopScenarios, ...millionScenarios(o.millionKeys)].filter((s) => !o.only || o.only.includes(s.id));
+  const selected = [...scenarios, ...exchangeDpopScenarios, webhooksScenario, ...millionScenarios(o.millionKeys)].filter((s) => !o.only || o.only.includes(s.id));
   const paging = !o.only || o.only.includes(PAGING_ID);
   if (o.build) build();
   const profileDir = path.join(__dirname, 'results', 'profiles');
@@ -333,7 +342,7 @@ async function main(): Promise<void> {
     log(`non-2xx answers or no successful request in: ${broken.map((r) => r.id).join(', ')}`);
     process.exitCode = 1;
   }
-  const missed = results.filter((r) => !r.throughputMet || !r.rssMet).map((r) => r.id);
+  const missed = results.filter((r) => !r.throughputMet || !r.rssMet || r.extra?.met === false).map((r) => r.id);
   if (pagingResult && !pagingResult.met) missed.push(PAGING_ID);
   if (missed.length && !o.quick) {
     log(`targets missed: ${missed.join(', ')}`);

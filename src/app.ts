@@ -15,6 +15,7 @@ import { oauthEndpointsRouter } from './oauth/oauth-endpoints.router';
 import { discoveryDocument } from './oauth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
 import { auditRouter } from './audit-events/audit-events.router';
+import { webhooksRouter } from './webhooks/webhooks.router';
 import type { RateLimits } from './http/rate-limits';
 import { buildOpenApiDocument } from './openapi/openapi.document';
 import { openApiRouter } from './openapi/openapi.router';
@@ -75,6 +76,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
     }),
   );
   app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
+  app.use(PATHS.webhooks, webhooksRouter(services.webhooks, services.authenticator, rateLimits));
   app.use(healthRouter(services.db, redisUp));
   app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere ? (metricsGuarded ? 'admin' : 'open') : undefined })));
   if (metricsHere) {

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { Config } from './config/config.types';
-import { crossVariableProblems } from './config/cross-checks';
+import { crossSettingProblems, crossVariableProblems } from './config/cross-checks';
 import { serverEnv, serverSettings } from './config/server.env';
 import { databaseEnv, databaseSettings } from './config/database.env';
 import { secretsEnv, secretsSettings } from './config/secrets.env';
 import { tokensEnv, tokensSettings } from './config/tokens.env';
 import { rateLimitsEnv, rateLimitsSettings } from './config/rate-limits.env';
 import { redisEnv, redisSettings } from './config/redis.env';
+import { webhooksEnv, webhooksSettings } from './config/webhooks.env';
 import { exchangeEnv, exchangeSettings } from './config/exchange.env';
 
 export type * from './config/config.types';
@@ -19,10 +20,11 @@ export const ENV_SECTIONS = {
   Tokens: tokensEnv,
   'Rate limits': rateLimitsEnv,
   Redis: redisEnv,
+  Webhooks: webhooksEnv,
   'Token exchange': exchangeEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...exchangeEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...webhooksEnv, ...exchangeEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -40,13 +42,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   ];
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
-  return Object.freeze({
+  const config: Config = Object.freeze({
     ...serverSettings(e),
     ...databaseSettings(e),
     ...secretsSettings(e),
     ...tokensSettings(e),
     ...rateLimitsSettings(e),
     ...redisSettings(e),
+    ...webhooksSettings(e),
     ...exchangeSettings(e),
-  }) satisfies Config;
+  });
+  const settingProblems = crossSettingProblems(config);
+  if (settingProblems.length) throw new ConfigError(settingProblems);
+  return config;
 }

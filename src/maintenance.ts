@@ -4,6 +4,7 @@ import { deleteExpiredRequestTokenJtis } from './tokens/request-token-replay.rep
 import { deleteEndedSessions } from './sessions/pruning';
 import { clearEndedGraces } from './api-keys/api-keys.repository';
 import { pruneAuditEvents } from './audit-trail/audit-trail';
+import { pruneFinishedDeliveries } from './webhooks/deliveries.repository';
 import { deleteSpentDpopProofs } from './dpop/proof-replay';
 
 /** Rows one batch deletes at most: a large backlog is pruned in short transactions that never hold many row locks. */
@@ -17,9 +18,11 @@ export interface MaintenanceSettings {
   intervalSeconds: number;
   /** Replay records are kept this long past their token's exp (CLOCK_TOLERANCE). */
   clockTolerance: number;
+  /** Delivered and failed webhook messages are kept this many days (WEBHOOK_RETENTION_DAYS). */
+  webhookRetentionDays: number;
 }
 
-export type PruningJob = 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents';
+export type PruningJob = 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
 
 export interface MaintenanceReport {
   /**
@@ -42,12 +45,13 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
     // The retention is the database's (written at start as the schema owner), not this instance's:
     // with a retention of 0 the function deletes nothing and the batch comes back 0.
     ['auditEvents', (tx, n) => pruneAuditEvents(tx, n)],
+    ['webhookDeliveries', (tx, n) => pruneFinishedDeliveries(tx, settings.webhookRetentionDays, n)],
   ];
 }
 
 /**
- * One round of pruning: spent replay records (of request tokens and of DPoP proofs), ended sessions, ended graces and audit events past
- * their retention, each in batches of at most `batchSize` rows until a batch comes back short. Each
+ * One round of pruning: spent replay records (of request tokens and of DPoP proofs), ended sessions, ended graces, audit events past
+ * their retention and finished webhook messages past theirs, each in batches of at most `batchSize` rows until a batch comes back short. Each
  * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
  * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
  * this round stops, so N instances never prune the same rows at once and most rounds cost the others
@@ -59,7 +63,10 @@ export async function runMaintenance(
   options: { batchSize?: number; stopping?: () => boolean } = {},
 ): Promise<MaintenanceReport> {
   const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
-  const report: MaintenanceReport = { skipped: false, batches: { replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [] } };
+  const report: MaintenanceReport = {
+    skipped: false,
+    batches: { replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] },
+  };
   for (const [job, prune] of jobsOf(settings)) {
     for (;;) {
       if (options.stopping?.()) return report;

@@ -5,7 +5,6 @@ import type { Logger } from './logger';
 import { migrateDatabase, openDatabase } from './db/open';
 import { isDatabaseUnavailable, type Queryable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
-import { UnopenableSecretError } from './crypto/secretbox';
 import { createServices, type Services } from './services';
 import type { TokenEvents } from './tokens/grants/refresh.grant';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
@@ -31,7 +30,7 @@ export async function startRuntime(
   try {
     await untilDatabaseAnswers(() => migrateDatabase(config, db, logger, (owner) => applyAuditRetention(owner, config, logger)), logger);
     const services = createServices(config, db, await resolveMasterKey(config, logger), options.tokenEvents);
-    await checkMasterKey(services, config);
+    await checkMasterKey(services, config, logger);
     if (config.bootstrapAdmin) {
       const { username, password } = config.bootstrapAdmin;
       const outcome = await services.users.bootstrapAdmin(username, password, SYSTEM_CONTEXT);
@@ -66,26 +65,35 @@ async function applyAuditRetention(owner: Queryable, config: Config, logger: Log
 }
 
 /**
- * Opens the stored secrets the service needs (the active signing key, created here on a new
- * database, and the appkey changed longest ago) so that a wrong MASTER_KEY stops the start with a
- * message naming the variables, rather than a crypto error at start or at a key's first exchange.
+ * Counts every stored secret by the master key that sealed it, so that a wrong or missing key stops
+ * the start with a message naming the variables, rather than a crypto error at start or a 500 at a
+ * key's first exchange. During a rotation it says how much is left for `keys rewrap`. Then makes sure
+ * a signing key exists (created here on a new database).
  */
-async function checkMasterKey(services: Services, config: Config): Promise<void> {
-  try {
-    await services.signingKeys.initialise();
-    await services.apiKeys.checkAppkeysOpen();
-  } catch (err) {
-    if (!(err instanceof UnopenableSecretError)) throw err;
+async function checkMasterKey(services: Services, config: Config, logger: Logger): Promise<void> {
+  const census = await services.sealedSecrets();
+  if (census.unopenable > 0) {
     const refusal = config.masterKeyPrevious
       ? 'open under neither MASTER_KEY nor MASTER_KEY_PREVIOUS'
       : config.masterKey
         ? 'do not open under MASTER_KEY'
         : `do not open under the key in ${config.dataDir}/master.key (MASTER_KEY is not set)`;
     throw new Error(
-      `MASTER_KEY: the secrets stored in the database ${refusal}. Set MASTER_KEY to the key they were sealed ` +
+      `MASTER_KEY: ${census.unopenable} of the ${census.total} secrets stored in the database ${refusal}. Set MASTER_KEY to the key they were sealed ` +
         'with; while rotating, set MASTER_KEY to the new key and MASTER_KEY_PREVIOUS to the old one, then run `npm run cli -- keys rewrap`.',
     );
   }
+  if (config.masterKeyPrevious) {
+    if (census.underPrevious > 0) {
+      logger.warn({ underPrevious: census.underPrevious, total: census.total }, `${census.underPrevious} stored secrets are still sealed under MASTER_KEY_PREVIOUS: run npm run cli -- keys rewrap`);
+    } else {
+      logger.info('every stored secret is sealed under MASTER_KEY; MASTER_KEY_PREVIOUS only still opens refresh tokens from before the rotation');
+    }
+  }
+  if (census.legacy > 0) {
+    logger.info({ legacy: census.legacy }, `${census.legacy} stored secrets are in the first sealed format and were opened one by one to check them; npm run cli -- keys rewrap updates them, which makes this check quick`);
+  }
+  await services.signingKeys.initialise();
 }
 
 /**

@@ -64,7 +64,13 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     const stopMaintenance = startMaintenance(services.db, logger, {
       intervalSeconds: config.maintenanceIntervalSeconds,
       clockTolerance: config.clockTolerance,
+      webhookRetentionDays: config.webhooks.retentionDays,
     });
+    const dispatcher = services.webhooks.dispatcher(logger, { onOutcome: metrics?.webhookOutcome, onLag: metrics?.webhookLag });
+    dispatcher.start();
+    if (config.webhooks.allowInsecure && config.env === 'production') {
+      logger.warn('WEBHOOK_ALLOW_INSECURE=true: webhook endpoints may use http: and non-public addresses; this is meant for development and tests');
+    }
     const port = (server.address() as AddressInfo).port;
     logger.info({ port, issuer: config.issuer }, 'listening');
     return {
@@ -73,7 +79,12 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       services,
       metrics,
       metricsUrl,
-      stop: () => stop(server, config.shutdownTimeoutSeconds, logger, [stopMaintenance, () => services.db.close(), ...cleanups]),
+      // The pool closes once pruning and the dispatcher (whose last sends record their outcomes) have stopped.
+      stop: () =>
+        stop(server, config.shutdownTimeoutSeconds, logger, [
+          () => Promise.all([stopMaintenance(), dispatcher.stop()]).finally(() => services.db.close()),
+          ...cleanups,
+        ]),
     };
   } catch (err) {
     await Promise.allSettled([services.db.close(), ...cleanups.map((cleanup) => cleanup())]);

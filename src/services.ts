@@ -25,6 +25,11 @@ import { PATHS } from './shared/paths';
 import { RevocationService } from './oauth/revocation.service';
 import { IntrospectionService } from './oauth/introspection.service';
 import { AuditService } from './audit-events/audit-events.service';
+import { takeSealedCensus, type SealedCensus } from './db/sealed-secrets';
+import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
+import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
+import { WebhooksService } from './webhooks/webhooks.service';
+import { SEALED_WEBHOOK_SECRETS } from './webhooks/webhooks.repository';
 
 export interface Services {
   db: Database;
@@ -43,6 +48,10 @@ export interface Services {
   revocation: RevocationService;
   introspection: IntrospectionService;
   audit: AuditService;
+  /** Counts every stored secret by the master key that sealed it (the start refuses what no configured key opens). */
+  sealedSecrets: () => Promise<SealedCensus>;
+  /** The endpoints API, and the dispatcher of their messages (started by the server). */
+  webhooks: WebhooksService;
 }
 
 /** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
@@ -90,6 +99,7 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
       clients,
       dpop,
       assertionRules,
+      clientIds: { public: new Set(config.publicClientIds), refused: new Set([config.audience, config.issuer]) },
     }),
     clients,
     dpop,
@@ -98,5 +108,7 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     revocation: new RevocationService(db, signer),
     introspection: new IntrospectionService(db, signer, config.defaultClientId),
     audit: new AuditService(db),
+    sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS, ...SEALED_WEBHOOK_SECRETS]),
+    webhooks: new WebhooksService(db, box, config.webhooks),
   };
 }

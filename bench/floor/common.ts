@@ -40,10 +40,13 @@ export function createFloor(): Floor {
   return { app, pool, env, listen };
 }
 
-/** Opens a sealed appkey: the format of src/crypto/secretbox.ts (version | iv | tag | AES-256-GCM body, AAD = appname). */
+/**
+ * Opens a sealed appkey: the format of src/crypto/secretbox.ts (version | key id | iv | tag | AES-256-GCM
+ * body, AAD = version | key id | appname). The floor trusts its own master key and skips the key id check.
+ */
 export function openSealed(masterKey: Buffer, sealed: Buffer, associatedData: string): Buffer {
-  const decipher = createDecipheriv('aes-256-gcm', masterKey, sealed.subarray(1, 13));
-  decipher.setAAD(Buffer.from(associatedData));
-  decipher.setAuthTag(sealed.subarray(13, 29));
-  return Buffer.concat([decipher.update(sealed.subarray(29)), decipher.final()]);
+  const decipher = createDecipheriv('aes-256-gcm', masterKey, sealed.subarray(9, 21));
+  decipher.setAAD(Buffer.concat([sealed.subarray(0, 9), Buffer.from(associatedData)]));
+  decipher.setAuthTag(sealed.subarray(21, 37));
+  return Buffer.concat([decipher.update(sealed.subarray(37)), decipher.final()]);
 }

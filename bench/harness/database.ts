@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { sealedHeaderOf } from '../../src/crypto/secretbox';
 
 export const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 
@@ -24,10 +25,12 @@ export const query = <T>(db: string, fn: (c: Client) => Promise<T>) => withClien
 
 /**
  * Tops api_keys up to `total` rows with filler keys inserted in bulk: unique appnames and digests,
- * random-looking ciphertexts (never opened: only the exercised keys, created through the API, are),
- * a mix of roles, and a last login, so listed records are realistic.
+ * random-looking ciphertexts (never opened: only the exercised keys, created through the API, are;
+ * each starts with the header of a value sealed under `masterKey`, so the start's census of sealed
+ * secrets counts them without opening them, as it does a real table), a mix of roles, and a last
+ * login, so listed records are realistic.
  */
-export async function fillApiKeys(db: string, total: number): Promise<void> {
+export async function fillApiKeys(db: string, total: number, masterKey: Buffer): Promise<void> {
   await withClient(db, async (c) => {
     const { rows } = await c.query<{ n: string }>('SELECT count(*) AS n FROM api_keys');
     const missing = total - Number(rows[0]!.n);
@@ -38,11 +41,11 @@ export async function fillApiKeys(db: string, total: number): Promise<void> {
                 'Filler key number ' || g || ' for the benchmark',
                 (ARRAY['viewer', 'editor', NULL])[1 + g % 3],
                 sha256(('filler digest ' || g || ' ' || random())::bytea),
-                '\\x01'::bytea || sha256(('iv ' || g || random())::bytea) || sha256(('ct ' || g || random())::bytea),
+                $2::bytea || sha256(('iv ' || g || random())::bytea) || sha256(('ct ' || g || random())::bytea),
                 floor(extract(epoch FROM now()))::bigint - g,
                 '10.' || (g / 65536) % 256 || '.' || (g / 256) % 256 || '.' || g % 256
            FROM generate_series(1, $1::int) AS g`,
-        [missing],
+        [missing, sealedHeaderOf(masterKey)],
       );
     }
     await c.query('VACUUM ANALYZE api_keys');

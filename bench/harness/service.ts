@@ -26,8 +26,8 @@ export function startFlags(): string[] {
   return match[1]!.split(' ').filter(Boolean);
 }
 
-/** The real service, built: node dist/main.js, production mode, rate limits off, on `db`. */
-export function startService(label: string, db: string, s: ServiceSettings): Promise<ServerHandle> {
+/** The real service, built: node dist/main.js, production mode, rate limits off, on `db`; `env` adds or overrides variables. */
+export function startService(label: string, db: string, s: ServiceSettings, env: Record<string, string> = {}): Promise<ServerHandle> {
   return startNode(
     label,
     path.join(ROOT, 'dist', 'main.js'),
@@ -43,12 +43,13 @@ export function startService(label: string, db: string, s: ServiceSettings): Pro
       ISSUER,
       BOOTSTRAP_ADMIN_USERNAME: ADMIN_USERNAME,
       BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      ...env,
     },
     s.nodeArgs,
   );
 }
 
-async function call<T>(baseUrl: string, method: string, route: string, init: { token?: string; json?: unknown; form?: Record<string, string> }): Promise<T> {
+export async function call<T>(baseUrl: string, method: string, route: string, init: { token?: string; json?: unknown; form?: Record<string, string> }): Promise<T> {
   const headers: Record<string, string> = {};
   let body: string | undefined;
   if (init.token) headers.authorization = `Bearer ${init.token}`;

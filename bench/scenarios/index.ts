@@ -44,6 +44,8 @@ export interface Scenario {
   /** Peak RSS ours/floor must stay within this; null: not judged (a rival's memory is its own business). Default 1.2. */
   rssTarget?: number | null;
   setup: (ctx: BenchContext) => Promise<{ ours: Side; floor: Side }>;
+  /** A target beyond throughput, judged once the rounds are over (e.g. a lag sampled during them). */
+  extra?: () => { met: boolean; text: string };
 }
 
 const FLOOR_DIR = path.join(ROOT, 'dist', 'bench-floor');

@@ -2,14 +2,20 @@ import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { AuditPage } from './audit-page';
 import { KeysPage } from './keys-page';
+import { WebhooksPage } from './webhooks-page';
 import { SignIn } from './sign-in';
 import { signOut, whenSessionEnds, type User } from './session';
 
 const BASE = '/console/';
 const AUDIT = '/console/audit';
+const WEBHOOKS = '/console/webhooks';
 
-type Route = 'keys' | 'audit';
-const routeOf = (path: string): Route => (path.replace(/\/+$/, '') === AUDIT ? 'audit' : 'keys');
+type Route = 'keys' | 'audit' | 'webhooks';
+const PATH_OF: Record<Route, string> = { keys: BASE, audit: AUDIT, webhooks: WEBHOOKS };
+const routeOf = (path: string): Route => {
+  const trimmed = path.replace(/\/+$/, '');
+  return trimmed === AUDIT ? 'audit' : trimmed === WEBHOOKS ? 'webhooks' : 'keys';
+};
 
 /** Client-side routes under /console/: the service answers every one of them with this page. */
 function useRoute(): [Route, (to: Route) => void] {
@@ -20,7 +26,7 @@ function useRoute(): [Route, (to: Route) => void] {
     return () => removeEventListener('popstate', back);
   }, []);
   const go = (to: Route) => {
-    const path = to === 'audit' ? AUDIT : BASE;
+    const path = PATH_OF[to];
     if (location.pathname !== path) history.pushState(null, '', path);
     setRoute(to);
   };
@@ -62,7 +68,8 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    document.title = !user ? 'Sign in · API key console' : route === 'audit' ? 'Audit log · API key console' : 'API keys · API key console';
+    const page = { keys: 'API keys', audit: 'Audit log', webhooks: 'Webhooks' }[route];
+    document.title = `${user ? page : 'Sign in'} · API key console`;
   }, [user, route]);
 
   if (!user) {
@@ -80,7 +87,7 @@ export function App() {
   const admin = user.role === 'admin';
   const link = (to: Route, label: string) => (
     <a
-      href={to === 'audit' ? AUDIT : BASE}
+      href={PATH_OF[to]}
       class={route === to ? 'nav-link nav-link-current' : 'nav-link'}
       aria-current={route === to ? 'page' : undefined}
       onClick={(event) => {
@@ -100,6 +107,7 @@ export function App() {
         <nav class="nav" aria-label="Main">
           {link('keys', 'API keys')}
           {admin && link('audit', 'Audit log')}
+          {admin && link('webhooks', 'Webhooks')}
         </nav>
         <div class="account">
           <span class="who">
@@ -121,12 +129,14 @@ export function App() {
       </header>
       <main class="content">
         <PageFault>
-          {route === 'audit' && !admin ? (
+          {route !== 'keys' && !admin ? (
             <p class="banner banner-error" role="alert">
-              The audit log is shown to admins only.
+              {route === 'audit' ? 'The audit log is' : 'Webhooks are'} shown to admins only.
             </p>
           ) : route === 'audit' ? (
             <AuditPage />
+          ) : route === 'webhooks' ? (
+            <WebhooksPage />
           ) : (
             <KeysPage user={user} />
           )}

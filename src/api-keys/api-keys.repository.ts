@@ -2,6 +2,7 @@ import { preparedStatement, UNIQUE_VIOLATION, type Queryable } from '../db/datab
 import { conflict } from '../shared/errors';
 import type { Role } from '../shared/principals';
 import { appkeyGenerationValid, previousAppkeyValid, previousGeneration } from '../sessions/appkey-generations';
+import type { SealedColumn } from '../db/sealed-secrets';
 
 export interface ApiKeyRow {
   id: string;
@@ -217,10 +218,8 @@ export async function updateSealedAppkeys(q: Queryable, appname: string, keyCiph
   );
 }
 
-/** The sealed appkey changed longest ago (the likeliest to be under an old MASTER_KEY), if any key exists. */
-export async function findOldestSealedAppkey(q: Queryable): Promise<{ appname: string; key_ciphertext: Buffer } | undefined> {
-  const { rows } = await q.query<{ appname: string; key_ciphertext: Buffer }>(
-    'SELECT appname, key_ciphertext FROM api_keys ORDER BY updated_at LIMIT 1',
-  );
-  return rows[0];
-}
+/** The appkeys sealed under MASTER_KEY, each bound to its appname: the current one, and the previous one while its grace lasts. */
+export const SEALED_APPKEYS: readonly SealedColumn[] = [
+  { what: 'appkeys', table: 'api_keys', column: 'key_ciphertext', associatedData: 'appname' },
+  { what: 'appkeys in a grace', table: 'api_keys', column: 'previous_key_ciphertext', associatedData: 'appname', inUse: previousAppkeyValid('api_keys') },
+];

@@ -161,14 +161,6 @@ export class ApiKeysService {
     return resealed;
   }
 
-  /**
-   * Opens the appkey changed longest ago, the one likeliest to be sealed under an old key: throws
-   * UnopenableSecretError when the configured keys are not the ones the database was sealed with.
-   */
-  async checkAppkeysOpen(): Promise<void> {
-    const oldest = await keys.findOldestSealedAppkey(this.db);
-    if (oldest) this.box.open(oldest.key_ciphertext, oldest.appname);
-  }
 
   /**
    * A lowered role ends every session of the key (as `users set-role` does for a user): a token

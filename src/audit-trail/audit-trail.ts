@@ -3,9 +3,12 @@ import type { AuditContext, AuditEvent, AuditEventType } from '../shared/audit-c
 
 const INSERT_COLUMNS = 'type, actor, appname, username, client_address, request_id, details';
 
-/** Records one event; inside a transaction it commits or rolls back with the change it describes. */
-export async function recordAuditEvent(q: Queryable, ctx: AuditContext, event: AuditEvent): Promise<void> {
-  await q.query(`INSERT INTO audit_events (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+/**
+ * Records one event and returns its id; inside a transaction it commits or rolls back with the
+ * change it describes.
+ */
+export async function recordAuditEvent(q: Queryable, ctx: AuditContext, event: AuditEvent): Promise<string> {
+  const { rows } = await q.query<{ id: string }>(`INSERT INTO audit_events (${INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, [
     event.type,
     ctx.actor,
     event.appname ?? null,
@@ -14,6 +17,7 @@ export async function recordAuditEvent(q: Queryable, ctx: AuditContext, event: A
     ctx.requestId,
     event.details ?? {},
   ]);
+  return rows[0]!.id;
 }
 
 /**

@@ -9,6 +9,12 @@ export interface Config {
    * owns nothing (README, "Security model").
    */
   readonly migrationDatabaseUrl: string | undefined;
+  /**
+   * The role the service runs as, to which every migration run grants what the service needs
+   * (DATABASE_RUNTIME_ROLE, else DATABASE_URL's user when migrations run as another); undefined when
+   * one role does everything.
+   */
+  readonly runtimeRole: string | undefined;
   readonly databasePoolSize: number;
   /** Seconds to wait for a connection, and for one statement, before answering 503. */
   readonly databaseConnectTimeout: number;
@@ -34,6 +40,11 @@ export interface Config {
   readonly exchangeAudiences: readonly string[];
   /** The client a user's tokens are for when the login named none (DEFAULT_CLIENT_ID). */
   readonly defaultClientId: string;
+  /**
+   * The clients a password or refresh grant may name without authenticating: DEFAULT_CLIENT_ID and
+   * PUBLIC_CLIENT_IDS. Any other client_id must be an API key that authenticates with its secret.
+   */
+  readonly publicClientIds: readonly string[];
   /** 32 raw bytes; undefined means "load or generate one in dataDir" (refused in production). */
   readonly masterKey: Buffer | undefined;
   /** The key before the last rotation: opens what it sealed until `keys rewrap` re-seals it under masterKey. */
@@ -53,6 +64,22 @@ export interface Config {
   readonly redis: RedisSettings;
   readonly metrics: MetricsSettings;
   readonly console: ConsoleSettings;
+  readonly webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** One attempt's deadline, connection to the end of the answer (WEBHOOK_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  /** Delay before each retry, milliseconds; after the last one a message is failed (WEBHOOK_RETRY_SCHEDULE). */
+  readonly retryScheduleMs: readonly number[];
+  /** Finished messages are pruned after this many days. */
+  readonly retentionDays: number;
+  /** http: and non-public addresses allowed (development and tests only). */
+  readonly allowInsecure: boolean;
+  /** How often each instance looks for due messages. */
+  readonly pollIntervalMs: number;
+  /** Messages one instance sends to one endpoint at once. */
+  readonly maxInFlight: number;
 }
 
 export interface ConsoleSettings {

@@ -1,3 +1,5 @@
+import type { Config } from './config.types';
+
 /**
  * Rules across variables, checked on the raw environment so they are reported together with any
  * per-variable problem (a zod refine would stay silent once one field failed).
@@ -27,4 +29,19 @@ export function crossVariableProblems(env: NodeJS.ProcessEnv): string[] {
     if (!env.MASTER_KEY) problems.push('MASTER_KEY: required when NODE_ENV=production (try: openssl rand -base64 32)');
   }
   return problems;
+}
+
+/**
+ * Rules across settings, checked once they are parsed (the issuer and audience have their defaults
+ * by then). A client id equal to the audience or the issuer would give ID tokens the `aud` of access
+ * tokens, so a resource server could take one for the other.
+ */
+export function crossSettingProblems(config: Config): string[] {
+  const names = new Set([config.audience, config.issuer]);
+  return config.publicClientIds
+    .filter((id) => names.has(id))
+    .map((id) =>
+      `${id === config.defaultClientId ? 'DEFAULT_CLIENT_ID' : 'PUBLIC_CLIENT_IDS'}: ${id} is the ${id === config.audience ? 'AUDIENCE' : 'ISSUER'}; ` +
+      'a client id must differ from both, or its ID tokens would pass for access tokens',
+    );
 }

@@ -9,6 +9,13 @@ export const databaseEnv = {
     .url()
     .optional()
     .describe('Run the migrations over this URL, as the role that owns the schema, while `DATABASE_URL` may be a role that owns nothing; only with `DATABASE_URL`'),
+  DATABASE_RUNTIME_ROLE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_$]{0,62}$/, 'must be a PostgreSQL role name (letters, digits, _ and $, at most 63)')
+    .optional()
+    .describe(
+      "The role the service runs as, which the migrations grant to (default: the user of `DATABASE_URL` when `MIGRATION_DATABASE_URL` is set); name it per deployment, e.g. `<deployment>_runtime`",
+    ),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10).describe('Connections in the pool, 1 to 100'),
   DATABASE_CONNECT_TIMEOUT: wholeSeconds(5).describe('Seconds to wait for a connection before answering 503'),
   DATABASE_STATEMENT_TIMEOUT: wholeSeconds(10).describe('Seconds one statement may run before answering 503'),
@@ -20,10 +27,24 @@ export const databaseEnv = {
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0).default(400).describe('Audit events older than this many days are deleted; `0` keeps every event'),
 };
 
+/** The user a PostgreSQL URL logs in as, if it names one. */
+const userOf = (url: string | undefined) => (url && URL.canParse(url) ? decodeURIComponent(new URL(url).username) || undefined : undefined);
+
+/**
+ * The role the migrations grant to: the one named, else the service's own login when migrations run
+ * as another (the owner). Undefined when one role does everything: it needs no grants.
+ */
+function runtimeRoleOf(e: EnvOf<typeof databaseEnv>): string | undefined {
+  if (e.DATABASE_RUNTIME_ROLE) return e.DATABASE_RUNTIME_ROLE;
+  const runtime = userOf(e.DATABASE_URL);
+  return e.MIGRATION_DATABASE_URL && runtime !== userOf(e.MIGRATION_DATABASE_URL) ? runtime : undefined;
+}
+
 export function databaseSettings(e: EnvOf<typeof databaseEnv>) {
   return {
     databaseUrl: e.DATABASE_URL,
     migrationDatabaseUrl: e.MIGRATION_DATABASE_URL,
+    runtimeRole: runtimeRoleOf(e),
     databasePoolSize: e.DATABASE_POOL_SIZE,
     databaseConnectTimeout: e.DATABASE_CONNECT_TIMEOUT,
     databaseStatementTimeout: e.DATABASE_STATEMENT_TIMEOUT,

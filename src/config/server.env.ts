@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { flag, type EnvOf } from './env-kit';
 import { trustProxy } from './trust-proxy';
 
+/** The client_id the admin console's tokens are issued to (console/src/session.ts). */
+export const CONSOLE_CLIENT_ID = 'console';
+
 /** The process, its HTTP server, its names (issuer, audience), and what it serves beside the API. */
 export const serverEnv = {
   NODE_ENV: z
@@ -28,6 +31,14 @@ export const serverEnv = {
     .regex(/^[\x21-\x7e]{1,64}$/, 'must be 1 to 64 visible ASCII characters')
     .default('public')
     .describe("The `client_id` of a user's tokens when the login named none, 1 to 64 visible ASCII characters"),
+  PUBLIC_CLIENT_IDS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((id) => id.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[\x21-\x2b\x2d-\x7e]{1,64}$/, 'each must be 1 to 64 visible ASCII characters (no comma)')))
+    .describe(
+      'Comma-separated public clients a password or refresh grant may name as `client_id` beside `DEFAULT_CLIENT_ID` and, while it is served, the console\'s own `console` (default none); any other `client_id` must be an API key that authenticates',
+    ),
   TRUST_PROXY: trustProxy.describe(
     'Express `trust proxy`: `false`, a hop count, `loopback`, or a comma-separated list of the proxies\' addresses or CIDR ranges; `true` is refused',
   ),
@@ -50,6 +61,8 @@ export function serverSettings(e: EnvOf<typeof serverEnv>) {
     issuer,
     audience: e.AUDIENCE ?? issuer,
     defaultClientId: e.DEFAULT_CLIENT_ID,
+    // The console is a public client of the service's own, under its own name, while it is served.
+    publicClientIds: Object.freeze([...new Set([e.DEFAULT_CLIENT_ID, ...(e.CONSOLE_ENABLED === 'true' ? [CONSOLE_CLIENT_ID] : []), ...e.PUBLIC_CLIENT_IDS])]),
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT,

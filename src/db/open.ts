@@ -34,13 +34,13 @@ export async function migrateDatabase(
   asOwner?: (owner: Queryable) => Promise<void>,
 ): Promise<string[]> {
   if (!config.migrationDatabaseUrl) {
-    const applied = await migrate(db, logger);
+    const applied = await migrate(db, logger, undefined, config.runtimeRole);
     await asOwner?.(db);
     return applied;
   }
   const owner = new Database({ url: config.migrationDatabaseUrl, ...settingsOf(config), poolSize: 1 }, logger);
   try {
-    const applied = await migrate(owner, logger);
+    const applied = await migrate(owner, logger, undefined, config.runtimeRole);
     await asOwner?.(owner);
     return applied;
   } finally {

@@ -20,6 +20,8 @@ export class Metrics {
   private readonly rateLimitRejections: Counter<'limiter'>;
   private readonly refreshReuse: Counter;
   private poolStats: (() => PoolStats) | undefined;
+  private readonly webhookDeliveries: Counter<'outcome'>;
+  private readonly oldestDueWebhook: Gauge;
 
   /** For TokenService: counts each refresh token presented a second time. */
   readonly tokenEvents = { onRefreshReuse: () => this.refreshReuse.inc() };
@@ -50,6 +52,17 @@ export class Metrics {
       help: 'Already-used refresh tokens presented again (each revokes its session).',
       registers,
     });
+    this.webhookDeliveries = new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered (a 2xx answer), retrying (failed, a retry is scheduled), failed (given up).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.oldestDueWebhook = new Gauge({
+      name: 'webhook_oldest_due_delivery_age_seconds',
+      help: 'Seconds since the oldest webhook message that is due became due, as the last poll of the dispatcher saw it; 0 when none is (deliveries keep up while it stays low).',
+      registers,
+    });
     const pool: Gauge<'state'> = new Gauge({
       name: 'db_pool_connections',
       help: 'Database pool connections: total open, idle, and requests waiting for one.',
@@ -69,6 +82,16 @@ export class Metrics {
   watchPool(stats: () => PoolStats): void {
     this.poolStats = stats;
   }
+
+  /** A property: handed to the webhook dispatcher, which measures the age at each poll (a scrape queries nothing). */
+  readonly webhookLag = (oldestDueAgeSeconds: number): void => {
+    this.oldestDueWebhook.set(oldestDueAgeSeconds);
+  };
+
+  /** A property: handed to the webhook dispatcher as its outcome listener. */
+  readonly webhookOutcome = (outcome: 'delivered' | 'retrying' | 'failed'): void => {
+    this.webhookDeliveries.inc({ outcome });
+  };
 
   /** `route` must be a route template (or `unmatched`), never a raw path: label values stay few. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {

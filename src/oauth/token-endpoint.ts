@@ -25,6 +25,15 @@ export interface TokenEndpointDeps {
   dpop: Dpop;
   /** Request tokens as client libraries send them: up to 3600 s, aud the issuer or this endpoint. */
   assertionRules: RequestTokenRules;
+  /** Which client_id a password or refresh grant may name. */
+  clientIds: ClientIdRules;
+}
+
+export interface ClientIdRules {
+  /** Named without authenticating: DEFAULT_CLIENT_ID and PUBLIC_CLIENT_IDS. */
+  public: ReadonlySet<string>;
+  /** Never a client: AUDIENCE and the issuer (an ID token for it would pass for an access token). */
+  refused: ReadonlySet<string>;
 }
 
 /**
@@ -94,7 +103,8 @@ export class TokenEndpoint {
   /** RFC 7523 §2.1: a request token as the grant; the same as the API-key route, refresh token included. */
   private async jwtBearer({ parameters, client, scope, origin, proof }: GrantRequest) {
     const assertion = required(parameters, 'assertion');
-    await this.clientOf(client, origin);
+    // The assertion names its key; a client_id beside it is the client libraries' habit, not a claim to check.
+    if (client.method !== 'none') await verifiedClient(this.deps.clients, client, origin);
     const credential = { requestToken: assertion, rules: this.deps.assertionRules };
     return refusedAs('invalid_grant', () => this.deps.apiKey.login(null, credential, origin, { scope, refreshToken: true, idToken: false, dpop: proof }));
   }
@@ -128,10 +138,25 @@ export class TokenEndpoint {
     if (proof) await refusedAs('invalid_grant', () => this.deps.dpop.spend(proof));
   }
 
-  /** The client a password or refresh grant is for: a public client by its client_id, or an API key that authenticated. */
+  /**
+   * The client a password or refresh grant is for: none named, a public client by its client_id, or
+   * an API key that authenticated with its secret. Anything else is invalid_client: a client_id is an
+   * ID token's audience, so it must be one the service knows.
+   */
   private async clientOf(client: ClientAuthentication, origin: RequestOrigin): Promise<string | undefined> {
-    if (client.method === 'none') return client.clientId;
-    return (await verifiedClient(this.deps.clients, client, origin))?.appname;
+    const { public: publicClients, refused } = this.deps.clientIds;
+    if (client.method === 'none') {
+      if (client.clientId === undefined) return undefined;
+      if (publicClients.has(client.clientId)) return client.clientId;
+      throw new OAuthError('invalid_client', 'Unknown client: name a public client, or authenticate as an API key with its secret', {
+        basicChallenge: client.viaBasic === true,
+      });
+    }
+    const appname = (await verifiedClient(this.deps.clients, client, origin))?.appname;
+    if (appname !== undefined && refused.has(appname)) {
+      throw new OAuthError('invalid_client', 'This client id is the audience or issuer of access tokens, and cannot be a client');
+    }
+    return appname;
   }
 }
 

@@ -3,6 +3,7 @@ import { PATHS } from '../shared/paths';
 import { errors, header, inlineSchema, ok, type Json, type JsonSchema, type OpenApiPathItem, type RoutesDescription } from '../http/openapi';
 import { describeApiKeyRoutes } from '../api-keys/api-keys.openapi';
 import { describeAuditEventRoutes } from '../audit-events/audit-events.openapi';
+import { describeWebhookRoutes } from '../webhooks/webhooks.openapi';
 import { describeTokenRoutes } from '../tokens/tokens.openapi';
 import { describeOAuthRoutes } from '../oauth/oauth.openapi';
 import { describeJwksRoutes } from '../signing-keys/jwks.openapi';
@@ -26,9 +27,9 @@ const WHEN: Record<ErrorName, string> = {
   BadRequest: 'Malformed JSON body, unknown field, or a value that fails validation.',
   Unauthorized: 'Access token or credential missing, invalid, expired or revoked.',
   Forbidden: 'The caller\'s role does not allow this operation.',
-  NotFound: 'No API key with this appname.',
+  NotFound: 'No such resource: an API key with this appname, a webhook endpoint with this id.',
   MethodNotAllowed: 'The path exists but not with this method.',
-  Conflict: 'An API key with this appname already exists.',
+  Conflict: 'The resource conflicts with its current state: an API key with this appname already exists, a webhook endpoint is disabled or changed meanwhile.',
   PayloadTooLarge: 'Request body over 64 KiB.',
   UnsupportedMediaType: 'A request body of a media type this route does not take.',
   TooManyRequests: 'Rate limit exceeded.',
@@ -92,6 +93,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
   const described = [
     describeApiKeyRoutes(),
     describeAuditEventRoutes(),
+    describeWebhookRoutes(),
     describeTokenRoutes(),
     describeOAuthRoutes(),
     describeJwksRoutes(),
@@ -110,6 +112,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     tags: [
       { name: 'API keys', description: 'The API key resource; every operation needs a bearer access token.' },
       { name: 'Audit', description: 'The append-only trail of security events; admins only.' },
+      { name: 'Webhooks', description: 'Endpoints that receive the audit trail\'s events as they happen, signed per Standard Webhooks; admins only.' },
       { name: 'Tokens', description: 'The service\'s own three ways to obtain a bearer access token, and revoking and introspecting tokens.' },
       {
         name: 'OAuth 2.0',

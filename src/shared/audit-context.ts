@@ -17,6 +17,11 @@ export const AUDIT_EVENT_TYPES = [
   'user.password_changed',
   'user.disabled',
   'user.deleted',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.secret_rotated',
+  'webhook.tested',
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];

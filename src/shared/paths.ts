@@ -2,6 +2,7 @@
 export const PATHS = {
   apiKeys: '/api/v1/api-keys',
   auditEvents: '/api/v1/audit-events',
+  webhooks: '/api/v1/webhooks',
   apiKeyToken: '/api/v1/auth/token',
   token: '/api/auth/bearer/token',
   refresh: '/api/auth/bearer/refresh',

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database';
+import type { SealedColumn } from '../db/sealed-secrets';
 
 export interface SigningKeyRow {
   kid: string;
@@ -46,6 +47,9 @@ export async function lockSigningKeys(q: Queryable): Promise<void> {
 }
 
 /** Every signing key's sealed private half, locked until the transaction ends. */
+/** The private halves of the signing keys, sealed under MASTER_KEY, each bound to its kid (retired ones too: the rewrap keeps them sealed under the current key). */
+export const SEALED_SIGNING_KEYS: readonly SealedColumn[] = [{ what: 'signing keys', table: 'signing_keys', column: 'private_key_ciphertext', associatedData: 'kid' }];
+
 export async function lockSealedPrivateKeys(q: Queryable): Promise<Array<{ kid: string; private_key_ciphertext: Buffer }>> {
   const { rows } = await q.query<{ kid: string; private_key_ciphertext: Buffer }>(
     'SELECT kid, private_key_ciphertext FROM signing_keys ORDER BY created_at FOR UPDATE',

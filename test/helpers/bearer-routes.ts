@@ -4,7 +4,10 @@ import { randomName } from './factories';
 /** A route behind a bearer token, as the security suite calls it. */
 export interface BearerRoute {
   method: 'get' | 'post' | 'put' | 'delete';
-  /** As the OpenAPI document writes it; `{appname}` is replaced by a fresh key of role viewer for each call. */
+  /**
+   * As the OpenAPI document writes it; `{appname}` is replaced by a fresh key of role viewer for each
+   * call, `{id}` by a fresh webhook endpoint (on a closed loopback port, subscribed to nothing that happens).
+   */
   path: string;
   /** A body the route accepts, so that only the bearer token can make it refuse; a function, as a create needs a new appname each time. */
   body?: () => Record<string, string | string[]>;
@@ -15,6 +18,9 @@ export interface BearerRoute {
   /** Every role too low for it (null: no role at all): 403. */
   forbidden: (Role | null)[];
 }
+
+/** An endpoint nothing is ever delivered to: port 9 on loopback (closed), an event no suite test causes. */
+export const WEBHOOK_BODY = { url: 'http://127.0.0.1:9/hook', events: ['user.deleted'] };
 
 /**
  * Every route that takes a bearer token. A new one needs only a row here: the suite checks that this
@@ -46,6 +52,14 @@ export const BEARER_ROUTES: readonly BearerRoute[] = [
     forbidden: ['viewer', null],
   },
   { method: 'get', path: '/api/v1/audit-events', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  { method: 'get', path: '/api/v1/webhooks', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  { method: 'post', path: '/api/v1/webhooks', body: () => WEBHOOK_BODY, allowed: { role: 'admin', status: 201 }, forbidden: ['editor', 'viewer', null] },
+  { method: 'get', path: '/api/v1/webhooks/{id}', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  { method: 'put', path: '/api/v1/webhooks/{id}', body: () => WEBHOOK_BODY, allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  { method: 'delete', path: '/api/v1/webhooks/{id}', allowed: { role: 'admin', status: 204 }, forbidden: ['editor', 'viewer', null] },
+  { method: 'post', path: '/api/v1/webhooks/{id}/rotate-secret', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  { method: 'get', path: '/api/v1/webhooks/{id}/deliveries', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  { method: 'post', path: '/api/v1/webhooks/{id}/test', allowed: { role: 'admin', status: 202 }, forbidden: ['editor', 'viewer', null] },
   {
     method: 'post',
     path: '/api/auth/bearer/introspect',

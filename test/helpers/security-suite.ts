@@ -1,7 +1,7 @@
 import type { Response } from 'supertest';
 import type { Role } from '../../src/shared/principals';
 import { startTestApp, type TestApp } from './app';
-import type { BearerRoute } from './bearer-routes';
+import { WEBHOOK_BODY, type BearerRoute } from './bearer-routes';
 import { expectError, expectInvalidToken, expectMissingToken } from './errors';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, type TestUser } from './factories';
 import { claimsOf, signedByForeignKey, unsignedToken } from './tokens';
@@ -27,7 +27,9 @@ export function describeBearerSecurity(routes: readonly BearerRoute[]): void {
     let expired: string;
 
     beforeAll(async () => {
-      [t, shortLived] = await Promise.all([startTestApp(), startTestApp({ ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL) })]);
+      // Insecure webhooks: the endpoints the webhook routes are called on sit on loopback.
+      const insecure = { WEBHOOK_ALLOW_INSECURE: 'true' };
+      [t, shortLived] = await Promise.all([startTestApp(insecure), startTestApp({ ...insecure, ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL) })]);
       admin = await createUser(t, { role: 'admin' });
       expired = await expiredAdminToken(shortLived);
     });
@@ -112,8 +114,16 @@ async function tokenOf(app: TestApp, role: Role | null, kind: 'user' | 'API key'
   return login.access_token;
 }
 
-/** The route's path, with `{appname}` replaced by a fresh key of role viewer (one any role allowed there may manage). */
+/**
+ * The route's path, with `{appname}` replaced by a fresh key of role viewer (one any role allowed
+ * there may manage), `{id}` by a fresh webhook endpoint.
+ */
 async function pathOn(app: TestApp, route: BearerRoute): Promise<string> {
+  if (route.path.includes('{id}')) {
+    const created = await app.http().post('/api/v1/webhooks').set(bearer(await tokenOf(app, 'admin', 'user'))).send(WEBHOOK_BODY);
+    if (created.status !== 201) throw new Error(`create webhook failed: ${created.status} ${JSON.stringify(created.body)}`);
+    return route.path.replace('{id}', created.body.data.id as string);
+  }
   if (!route.path.includes('{appname}')) return route.path;
   const { appname } = await createApiKey(app, { role: 'viewer', description: 'untouched' });
   return route.path.replace('{appname}', appname);

@@ -19,8 +19,11 @@ const SYSTEM_PYTHON = '/usr/bin/python3';
 let service: InteropService;
 const keys: Record<string, { appname: string; appkey: string }> = {};
 
+/** The libraries' public clients, and one more that the oauth4webapi script's refusal names. */
+const PUBLIC_CLIENTS = ['openid-client-cli', 'oauth4webapi-cli', 'oauth4webapi-cli-other', 'authlib-cli'];
+
 beforeAll(async () => {
-  service = await startInteropService();
+  service = await startInteropService({ PUBLIC_CLIENT_IDS: PUBLIC_CLIENTS.join(',') });
   // One API key (the OAuth client) per library, role viewer: its role grants api-keys:read, so it may introspect.
   for (const appname of ['openid-client', 'oauth4webapi', 'authlib']) keys[appname] = await service.createApiKey(appname, 'viewer');
 }, 60_000);

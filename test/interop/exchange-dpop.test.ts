@@ -17,7 +17,7 @@ let service: InteropService;
 const keys: Record<string, { appname: string; appkey: string }> = {};
 
 beforeAll(async () => {
-  service = await startInteropService({ EXCHANGE_AUDIENCES: DOWNSTREAM });
+  service = await startInteropService({ EXCHANGE_AUDIENCES: DOWNSTREAM, PUBLIC_CLIENT_IDS: 'openid-client-dpop-cli,oauth4webapi-dpop-cli' });
   for (const appname of ['openid-client-dpop', 'oauth4webapi-dpop']) keys[appname] = await service.createApiKey(appname, 'viewer');
 }, 60_000);
 afterAll(() => service?.cleanup());

@@ -73,7 +73,7 @@ function startResourceServers(env: Record<string, string>): Promise<string> {
 }
 
 beforeAll(async () => {
-  service = await startInteropService({ AUDIENCE });
+  service = await startInteropService({ AUDIENCE, PUBLIC_CLIENT_IDS: 'resource-cli' });
   const key = await service.createApiKey('resource-client', 'viewer');
   user = await token({ grant_type: 'password', ...service.admin, scope: 'openid api-keys:read', client_id: 'resource-cli' });
   apiKey = await token({ grant_type: 'client_credentials' }, `Basic ${Buffer.from(`${key.appname}:${key.appkey}`).toString('base64')}`);

@@ -275,6 +275,26 @@ describe('loadConfig: TRUST_PROXY (Hardening: proxies)', () => {
   });
 });
 
+describe('loadConfig: client ids (Hardening, round two)', () => {
+  it('when PUBLIC_CLIENT_IDS is set, then the grants may name those, DEFAULT_CLIENT_ID and the console', () => {
+    expect(loadConfig({ PUBLIC_CLIENT_IDS: 'ops-cli, web-app' }).publicClientIds).toEqual(['public', 'console', 'ops-cli', 'web-app']);
+    expect(loadConfig({ CONSOLE_ENABLED: 'false' }).publicClientIds).toEqual(['public']);
+  });
+
+  it.each([
+    ['DEFAULT_CLIENT_ID is the issuer', { ISSUER: 'https://auth.example.com', DEFAULT_CLIENT_ID: 'https://auth.example.com' }, 'DEFAULT_CLIENT_ID'],
+    ['DEFAULT_CLIENT_ID is AUDIENCE', { AUDIENCE: 'api', DEFAULT_CLIENT_ID: 'api' }, 'DEFAULT_CLIENT_ID'],
+    ['a public client is AUDIENCE', { AUDIENCE: 'api', PUBLIC_CLIENT_IDS: 'cli,api' }, 'PUBLIC_CLIENT_IDS'],
+    ['a public client is the default issuer', { PUBLIC_CLIENT_IDS: 'http://localhost:3000' }, 'PUBLIC_CLIENT_IDS'],
+  ])('when %s, then startup is refused naming the variable', (_what, env, variable) => {
+    expect(configErrorFor(env).message).toMatch(new RegExp(`${variable}: .* ID tokens would pass for access tokens`));
+  });
+
+  it('when a public client id holds a space, then startup is refused naming PUBLIC_CLIENT_IDS', () => {
+    expect(configErrorFor({ PUBLIC_CLIENT_IDS: 'my cli' }).message).toContain('PUBLIC_CLIENT_IDS');
+  });
+});
+
 describe('loadConfig: METRICS_HOST (Hardening: start-up)', () => {
   it('when METRICS_HOST is unset, then the metrics server listens on 127.0.0.1, whatever HOST is', () => {
     expect(loadConfig({ HOST: '0.0.0.0', METRICS_PORT: '9464' }).metrics).toMatchObject({ port: 9464, host: '127.0.0.1' });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { SecretBox, UnopenableSecretError } from '../../src/crypto/secretbox';
 
 describe('SecretBox (AES-256-GCM)', () => {
@@ -115,5 +115,47 @@ describe('SecretBox during a MASTER_KEY rotation (current key and previous key)'
 
   it('when the previous key opens a value but the associated data differs, then it is refused as under any key', () => {
     expect(() => during.open(before.seal(secret, 'app'), 'other-app')).toThrow(UnopenableSecretError);
+  });
+});
+
+describe('SecretBox: the key a value names (Hardening, round two: every sealed secret counted at start)', () => {
+  const oldKey = randomBytes(32);
+  const newKey = randomBytes(32);
+  const rotating = new SecretBox(newKey, oldKey);
+
+  /** A value in the first format (version 1 | iv | tag | body, AAD the associated data alone), as stored before key ids. */
+  function legacySealed(key: Buffer, plaintext: string, aad: string): Buffer {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(aad));
+    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return Buffer.concat([Buffer.from([1]), iv, cipher.getAuthTag(), body]);
+  }
+
+  it('when values are sealed by the new key, the old key and a stranger, then their headers say which, without opening them', () => {
+    expect(rotating.sealedUnder(new SecretBox(newKey).seal('a', 'x'))).toBe('current');
+    expect(rotating.sealedUnder(new SecretBox(oldKey).seal('a', 'x'))).toBe('previous');
+    expect(rotating.sealedUnder(new SecretBox(randomBytes(32)).seal('a', 'x'))).toBe('other');
+    expect(rotating.sealedUnder(legacySealed(newKey, 'a', 'x'))).toBe('legacy');
+  });
+
+  it('when the key id in a header is changed, then the value no longer opens (the header is authenticated)', () => {
+    const sealed = new SecretBox(oldKey).seal('secret', 'my-app');
+    const relabelled = Buffer.concat([sealed.subarray(0, 1), new SecretBox(newKey).seal('x').subarray(1, 9), sealed.subarray(9)]);
+
+    expect(rotating.sealedUnder(relabelled)).toBe('current');
+    expect(() => rotating.open(relabelled, 'my-app')).toThrow(UnopenableSecretError);
+  });
+
+  it('when a value is in the first format, then it opens under either key, and reseal moves it to the current format even under the current key', () => {
+    const underNew = legacySealed(newKey, 'appkey-1', 'my-app');
+    const underOld = legacySealed(oldKey, 'appkey-2', 'my-app');
+
+    expect(rotating.open(underNew, 'my-app').toString()).toBe('appkey-1');
+    expect(rotating.open(underOld, 'my-app').toString()).toBe('appkey-2');
+    const resealed = rotating.reseal(underNew, 'my-app')!;
+    expect(rotating.sealedUnder(resealed)).toBe('current');
+    expect(new SecretBox(newKey).open(resealed, 'my-app').toString()).toBe('appkey-1');
+    expect(rotating.reseal(resealed, 'my-app')).toBeUndefined();
   });
 });

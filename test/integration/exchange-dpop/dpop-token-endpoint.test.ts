@@ -19,7 +19,7 @@ describe('POST /oauth2/token with DPoP (RFC 9449)', () => {
   let key: DpopKey;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: 'dpop-cli' });
     client = await createApiKey(t, { role: 'viewer' });
     user = await createUser(t, { role: 'editor' });
     key = await dpopKey('ES256');
@@ -209,7 +209,7 @@ describe('POST /oauth2/token with DPoP (RFC 9449)', () => {
     await clientCredentials(t, client, key);
     const live = Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM dpop_proof_jtis WHERE expires_at > now()')).rows[0]!.n);
 
-    const report = await runMaintenance(t.db, { intervalSeconds: 60, clockTolerance: 0 });
+    const report = await runMaintenance(t.db, { intervalSeconds: 60, clockTolerance: 0, webhookRetentionDays: 30 });
 
     expect(report.batches.dpopProofs).toEqual([30]);
     expect(Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM dpop_proof_jtis')).rows[0]!.n)).toBe(live);

@@ -20,7 +20,7 @@ describe('POST /oauth2/token: token exchange (RFC 8693)', () => {
   let adminToken: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ EXCHANGE_AUDIENCES: `${BILLING},${REPORTS}` });
+    t = await startTestApp({ EXCHANGE_AUDIENCES: `${BILLING},${REPORTS}`, PUBLIC_CLIENT_IDS: 'downstream-cli' });
     admin = await createUser(t, { role: 'admin' });
     service = await createApiKey(t, { role: 'viewer' });
     adminToken = await loginToken();
@@ -208,11 +208,13 @@ describe('POST /oauth2/token: token exchange (RFC 8693)', () => {
       expect(await stateOf(t)).toEqual(before);
     });
 
-    it('when the client authenticates with a wrong secret, then 401 invalid_client; a public client may exchange', async () => {
+    it('when the client authenticates with a wrong secret, or names an unknown public client, then 401 invalid_client; a listed public client may exchange', async () => {
       const wrong = await exchange({ subject_token: adminToken }, { authorization: basic(service.appname, `${service.appkey}x`) });
+      const unknownClient = await exchange({ subject_token: adminToken, client_id: 'not-a-client' });
       const publicClient = await exchange({ subject_token: adminToken, client_id: 'downstream-cli' });
 
       expectOAuthError(wrong, 401, 'invalid_client', { basicChallenge: true });
+      expectOAuthError(unknownClient, 401, 'invalid_client');
       expect(publicClient.status).toBe(200);
       expect(claimsOf(publicClient.body.access_token).client_id).toBe('downstream-cli');
     });

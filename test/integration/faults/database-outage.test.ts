@@ -1,4 +1,5 @@
-import { createDecipheriv, createHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { SecretBox } from '../../../src/crypto/secretbox';
 import { Database } from '../../../src/db/database';
 import { createLogger } from '../../../src/logger';
 import type { TestDatabase } from '../../helpers/database';
@@ -123,11 +124,7 @@ describe('database outages', () => {
       const { rows } = await db.query('SELECT appname, key_digest, key_ciphertext FROM api_keys WHERE appname = ANY($1)', [names]);
       expect(rows).toHaveLength(3);
       for (const row of rows) {
-        const sealed: Buffer = row.key_ciphertext;
-        const decipher = createDecipheriv('aes-256-gcm', masterKey, sealed.subarray(1, 13));
-        decipher.setAAD(Buffer.from(row.appname));
-        decipher.setAuthTag(sealed.subarray(13, 29));
-        const appkey = Buffer.concat([decipher.update(sealed.subarray(29)), decipher.final()]);
+        const appkey = new SecretBox(masterKey).open(row.key_ciphertext, row.appname);
         expect(createHash('sha256').update(appkey).digest().equals(row.key_digest)).toBe(true);
       }
     } finally {

@@ -31,7 +31,7 @@ describe('POST /api/auth/bearer/introspect (RFC 7662 token introspection)', () =
   let user: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: 'ops-cli' });
     caller = await tokenForRole(t, 'viewer');
     user = await createUser(t, { role: 'editor' });
   });

@@ -12,7 +12,7 @@ describe('POST /oauth2/token: client authentication (RFC 6749 §2.3, RFC 7523 §
   let user: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: `my-cli,my:cli/ent+1%~,${'c'.repeat(62)}!~` });
     key = await createApiKey(t, { role: 'viewer' });
     user = await createUser(t, { role: 'viewer' });
   });

@@ -10,7 +10,7 @@ describe('POST /oauth2/token: each grant once, end to end', () => {
   let user: TestUser;
   let key: TestApiKey;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: 'cli,other' });
     user = await createUser(t, { role: 'editor' });
     key = await createApiKey(t, { role: 'viewer' });
   });

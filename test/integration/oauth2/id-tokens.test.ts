@@ -12,7 +12,7 @@ describe('POST /oauth2/token: ID tokens (OpenID Connect) only for an end user’
   let key: TestApiKey;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: 'console-app' });
     user = await createUser(t, { role: 'viewer' });
     key = await createApiKey(t, { role: 'viewer' });
   });
@@ -118,7 +118,7 @@ describe('AUDIENCE and DEFAULT_CLIENT_ID', () => {
   let key: TestApiKey;
 
   beforeAll(async () => {
-    t = await startTestApp({ AUDIENCE, DEFAULT_CLIENT_ID: 'console' });
+    t = await startTestApp({ AUDIENCE, DEFAULT_CLIENT_ID: 'console', PUBLIC_CLIENT_IDS: 'cli' });
     user = await createUser(t, { role: 'viewer' });
     key = await createApiKey(t, { role: 'viewer' });
   });

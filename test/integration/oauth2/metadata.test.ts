@@ -35,7 +35,7 @@ describe('authorization server metadata (RFC 8414) and OpenID Connect discovery'
   let user: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: 'cli' });
     user = await createUser(t, { role: 'admin' });
   });
   afterAll(() => t.close());

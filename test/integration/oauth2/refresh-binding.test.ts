@@ -9,7 +9,7 @@ describe('refresh tokens are bound to their client; one family across both refre
   let key: TestApiKey;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: 'cli,other,someone' });
     user = await createUser(t, { role: 'viewer' });
     key = await createApiKey(t, { role: 'viewer' });
   });
@@ -57,13 +57,15 @@ describe('refresh tokens are bound to their client; one family across both refre
       expect(ownNamed.status).toBe(200);
     });
 
-    it('when an API key’s session is refreshed, then its client is the appname', async () => {
+    it('when an API key’s session is refreshed, then its client is the appname, named with its secret (Hardening, round two: client_id is checked)', async () => {
       const login = await tokenRequest(t, { grant_type: JWT_BEARER, assertion: assertionOf(key) });
 
       const other = await refreshAt(login.body.refresh_token, 'public');
-      const own = await refreshAt(login.body.refresh_token, key.appname);
+      const unauthenticated = await refreshAt(login.body.refresh_token, key.appname);
+      const own = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: login.body.refresh_token, client_id: key.appname, client_secret: key.appkey });
 
       expectOAuthError(other, 400, 'invalid_grant');
+      expectOAuthError(unauthenticated, 401, 'invalid_client');
       expect(own.status).toBe(200);
     });
 
@@ -143,7 +145,7 @@ describe('refresh binding with DEFAULT_CLIENT_ID set', () => {
   let user: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp({ DEFAULT_CLIENT_ID: 'console' });
+    t = await startTestApp({ DEFAULT_CLIENT_ID: 'console', PUBLIC_CLIENT_IDS: 'public' });
     user = await createUser(t, { role: 'viewer' });
   });
   afterAll(() => t.close());

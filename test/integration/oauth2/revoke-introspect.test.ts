@@ -9,7 +9,7 @@ describe('POST /oauth2/revoke and /oauth2/introspect (RFC 7009, RFC 7662) with c
   let viewerKey: TestApiKey;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: 'cli,another-client' });
     user = await createUser(t, { role: 'viewer' });
     viewerKey = await createApiKey(t, { role: 'viewer' });
   });

@@ -22,7 +22,7 @@ describe('POST /oauth2/token: the four grants, as a form and as JSON', () => {
   let user: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ PUBLIC_CLIENT_IDS: 'cli' });
     user = await createUser(t, { role: 'editor' });
   });
   afterAll(() => t.close());

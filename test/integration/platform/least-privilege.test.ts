@@ -31,16 +31,15 @@ async function outcome(client: Client, sql: string): Promise<string> {
 const INSUFFICIENT_PRIVILEGE = '42501';
 
 /**
- * The README's two roles on the test server: an owner that runs the migrations
- * (MIGRATION_DATABASE_URL) and a login role the service runs as (DATABASE_URL) that is a member of
- * apikeys_runtime, the role migration 0010 grants to. Both log in with passwords, as on a server
- * whose pg_hba asks for them.
+ * The docs' two roles on the test server: an owner that runs the migrations (MIGRATION_DATABASE_URL)
+ * and a login role the service runs as (DATABASE_URL), to which every migration run grants what the
+ * service needs (migration 0012). Both log in with passwords, as on a server whose pg_hba asks for them.
  */
-onSharedServerOnly()('least-privileged database role: migrations as the owner, the service as apikeys_runtime', () => {
+onSharedServerOnly()('least-privileged database role: migrations as the owner, the service as its runtime role', () => {
   const suffix = randomBytes(5).toString('hex');
   const owner = { name: `apikeys_owner_${suffix}`, password: randomBytes(12).toString('hex') };
   const runtime = { name: `apikeys_rt_${suffix}`, password: randomBytes(12).toString('hex') };
-  // A role that is neither the owner nor a member of apikeys_runtime: what PUBLIC may do.
+  // A role that is neither the owner nor the runtime role: what PUBLIC may do.
   const stranger = `apikeys_other_${suffix}`;
   const schema = `t_${suffix}`;
   // A second, empty schema for `npm run migrate`.
@@ -56,15 +55,9 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
   let runtimeClient: Client;
 
   beforeAll(async () => {
-    // apikeys_runtime is cluster-wide and may exist already (an earlier run, a concurrent one): it is
-    // created NOLOGIN if missing and left in place, as other test schemas' migrations grant to it.
     await asSuperuser(`
-      DO $$ BEGIN
-        CREATE ROLE apikeys_runtime NOLOGIN;
-      EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-      END $$;
       CREATE ROLE ${owner.name} LOGIN PASSWORD '${owner.password}';
-      CREATE ROLE ${runtime.name} LOGIN PASSWORD '${runtime.password}' IN ROLE apikeys_runtime;
+      CREATE ROLE ${runtime.name} LOGIN PASSWORD '${runtime.password}';
       CREATE ROLE ${stranger} NOLOGIN;
       CREATE SCHEMA ${schema} AUTHORIZATION ${owner.name};
       CREATE SCHEMA ${cliSchema} AUTHORIZATION ${owner.name};
@@ -195,7 +188,7 @@ onSharedServerOnly()('least-privileged database role: migrations as the owner, t
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', DATABASE_URL: urlFor(runtime, cliSchema), MIGRATION_DATABASE_URL: urlFor(owner, cliSchema) },
     });
 
-    expect(stdout).toMatch(/^Applied 0001_create_users\.sql, .*0010_least_privileged_runtime_role\.sql, 0011_audit_events_insert_columns\.sql/);
+    expect(stdout).toMatch(/^Applied 0001_create_users\.sql, .*0011_audit_events_insert_columns\.sql, 0012_runtime_role_per_deployment\.sql/);
     const { rows } = await runtimeClient.query<{ owner: string; insertType: boolean; insertTime: boolean; update: boolean }>(
       `SELECT pg_get_userbyid(relowner) AS owner,
               has_column_privilege($2, oid, 'type', 'INSERT') AS "insertType",

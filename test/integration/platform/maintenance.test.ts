@@ -7,6 +7,7 @@ import { createTestDatabase, itOnSharedServerOnly, type TestDatabase } from '../
 const settings = (overrides: Partial<MaintenanceSettings> = {}): MaintenanceSettings => ({
   intervalSeconds: 60,
   clockTolerance: 0,
+  webhookRetentionDays: 30,
   ...overrides,
 });
 

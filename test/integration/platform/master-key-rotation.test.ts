@@ -121,13 +121,21 @@ describe('rotating MASTER_KEY: MASTER_KEY_PREVIOUS and `keys rewrap`', () => {
     expect(opensUnder(oldKey)(sealedForIt)).toBe(false);
   });
 
+  it('when the rotation is half done and MASTER_KEY_PREVIOUS is dropped before `keys rewrap`, then the start is refused, counting the secrets only the old key opens (Hardening, round two)', async () => {
+    expect(t!.logs()).toContain('5 stored secrets are still sealed under MASTER_KEY_PREVIOUS');
+
+    const early = startTestApp({ DATABASE_URL: db.url, MASTER_KEY: currentKey });
+
+    await expect(early).rejects.toThrow(/^MASTER_KEY: 5 of the 6 secrets stored in the database do not open under MASTER_KEY\..*MASTER_KEY_PREVIOUS/);
+  });
+
   it('when `keys rewrap` runs, then it re-encrypts every secret under the old key, says how many, and a second run finds nothing left', async () => {
     const app = t!;
 
     const first = await runKeysCommand(app.services, ['rewrap']);
     const second = await runKeysCommand(app.services, ['rewrap']);
 
-    expect(first).toMatch(/^Re-encrypted 5 secrets under MASTER_KEY \(2 signing keys, 3 appkeys\)/);
+    expect(first).toMatch(/^Re-encrypted 5 secrets under MASTER_KEY \(2 signing keys, 3 appkeys, 0 webhook secrets\)/);
     expect(second).toMatch(/^Re-encrypted 0 secrets/);
     const values = await sealedValues(db);
     expect(values.filter((v) => !opensUnder(currentKey)(v)).map((v) => v.what)).toEqual([]);
@@ -152,7 +160,7 @@ describe('rotating MASTER_KEY: MASTER_KEY_PREVIOUS and `keys rewrap`', () => {
 
   it('when MASTER_KEY opens none of the stored secrets, then the start is refused with a message naming the variable, not a crypto error', async () => {
     const wrong = startTestApp({ DATABASE_URL: db.url, MASTER_KEY: newKey() });
-    await expect(wrong).rejects.toThrow(/^MASTER_KEY: the secrets stored in the database do not open under MASTER_KEY\./);
+    await expect(wrong).rejects.toThrow(/^MASTER_KEY: 6 of the 6 secrets stored in the database do not open under MASTER_KEY\./);
     await expect(wrong).rejects.not.toThrow(/authenticate|Unsupported state/);
 
     const wrongPair = startTestApp({ DATABASE_URL: db.url, MASTER_KEY: newKey(), MASTER_KEY_PREVIOUS: oldKey });
@@ -167,7 +175,7 @@ describe('rotating MASTER_KEY: MASTER_KEY_PREVIOUS and `keys rewrap`', () => {
       (err: Error) => err,
     );
     expect(error.message).toMatch(/exited during start \(code 1/);
-    expect(error.message).toContain('Failed to start: MASTER_KEY: the secrets stored in the database do not open under MASTER_KEY');
+    expect(error.message).toContain('Failed to start: MASTER_KEY: 6 of the 6 secrets stored in the database do not open under MASTER_KEY');
     expect(error.message).not.toMatch(/authenticate data|Unsupported state/);
   }, 60_000);
 });

@@ -16,6 +16,11 @@ const ROUTES: Record<string, string[]> = {
   '/api/v1/api-keys/{appname}': ['get', 'put', 'delete'],
   '/api/v1/api-keys/{appname}/regen': ['put'],
   '/api/v1/audit-events': ['get'],
+  '/api/v1/webhooks': ['get', 'post'],
+  '/api/v1/webhooks/{id}': ['get', 'put', 'delete'],
+  '/api/v1/webhooks/{id}/rotate-secret': ['post'],
+  '/api/v1/webhooks/{id}/deliveries': ['get'],
+  '/api/v1/webhooks/{id}/test': ['post'],
   '/api/v1/auth/token': ['post'],
   '/api/auth/bearer/token': ['post'],
   '/api/auth/bearer/refresh': ['post'],
@@ -72,7 +77,7 @@ describe('OpenAPI document', () => {
     expect(listed).toEqual(Object.fromEntries(Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()])));
   });
 
-  it('when the operations are listed, then key operations, the audit trail and introspection need bearerAuth or dpopAuth, the OAuth endpoints take client authentication, others none, and each has a default error', () => {
+  it('when the operations are listed, then key operations, the audit trail, webhooks and introspection need bearerAuth or dpopAuth, the OAuth endpoints take client authentication, others none, and each has a default error', () => {
     const accessToken = [{ bearerAuth: [] }, { dpopAuth: [] }];
     const security: Record<string, unknown> = {
       '/oauth2/token': [{}, { clientBasic: [] }],
@@ -80,7 +85,8 @@ describe('OpenAPI document', () => {
       '/oauth2/introspect': [...accessToken, { clientBasic: [] }],
     };
     for (const { path, operation } of operations(served)) {
-      const needsBearer = path.startsWith('/api/v1/api-keys') || path === '/api/v1/audit-events' || path === '/api/auth/bearer/introspect';
+      const needsBearer =
+        path.startsWith('/api/v1/api-keys') || path.startsWith('/api/v1/webhooks') || path === '/api/v1/audit-events' || path === '/api/auth/bearer/introspect';
       expect(operation.security).toEqual(security[path] ?? (needsBearer ? accessToken : undefined));
       expect(operation.responses.default).toEqual({ $ref: '#/components/responses/UnexpectedError' });
     }

@@ -89,6 +89,8 @@ describeWithRedisServer('Redis outage tests')('Redis down is not the service dow
     expect(readiness).toMatchObject({ status: 200, body: { status: 'ok', redis: 'down' } });
     expect(readiness.ms).toBeLessThan(1_500);
     expect(outageWarnings(t)).toBe(1);
+    // One warning per outage, and nothing per request: no limiter's complaint, no stack trace (Hardening, round two).
+    expect(t.logs().split('\n').filter((line) => /express-rate-limit|"stack"/.test(line))).toEqual([]);
 
     // Redis back (empty, on the same port): limiting resumes by itself.
     redis = await startRedis(port);

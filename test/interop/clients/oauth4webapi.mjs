@@ -33,8 +33,8 @@ async function passwordLogin(as) {
   return oauth.processGenericTokenEndpointResponse(as, publicClient, response);
 }
 
-async function refresh(as, client, refreshToken) {
-  const response = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, insecure);
+async function refresh(as, client, refreshToken, auth = oauth.None()) {
+  const response = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, insecure);
   return oauth.processRefreshTokenResponse(as, client, response);
 }
 
@@ -86,7 +86,8 @@ await run({
       .sign(new TextEncoder().encode(env('APPKEY')));
     const response = await oauth.genericTokenEndpointRequest(as, client, oauth.None(), JWT_BEARER, { assertion }, insecure);
     const tokens = await oauth.processGenericTokenEndpointResponse(as, client, response);
-    const refreshed = await refresh(as, client, tokens.refresh_token);
+    // The API key is a confidential client: it authenticates when it refreshes (RFC 6749 §6).
+    const refreshed = await refresh(as, client, tokens.refresh_token, oauth.ClientSecretBasic(env('APPKEY')));
     const replay = await oauth.genericTokenEndpointRequest(as, client, oauth.None(), JWT_BEARER, { assertion }, insecure);
     return {
       tokens: described(tokens),

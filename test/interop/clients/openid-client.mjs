@@ -67,9 +67,12 @@ await run({
     };
   },
 
-  /** RFC 7523 jwt-bearer through the generic grant, then refresh. */
+  /**
+   * RFC 7523 jwt-bearer through the generic grant, then refresh. The API key is a confidential client:
+   * its appkey authenticates it (RFC 6749 §6: a confidential client authenticates when it refreshes).
+   */
   async 'jwt-bearer'() {
-    const config = await discover(env('APPNAME'), undefined, client.None());
+    const config = await discover(env('APPNAME'), env('APPKEY'), client.ClientSecretBasic(env('APPKEY')));
     const tokens = await client.genericGrantRequest(config, JWT_BEARER, { assertion: await requestToken(issuer.href.replace(/\/$/, '')) });
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token);
     const tokenEndpointAudience = await client.genericGrantRequest(config, JWT_BEARER, { assertion: await requestToken(config.serverMetadata().token_endpoint) });

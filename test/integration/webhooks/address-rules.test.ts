@@ -1,0 +1,142 @@
+import type { LookupAddress } from 'node:dns';
+import { SecretBox } from '../../../src/crypto/secretbox';
+import { API_SCOPES, type Principal } from '../../../src/shared/principals';
+import { WebhooksService } from '../../../src/webhooks/webhooks.service';
+import { isPublicAddress } from '../../../src/webhooks/address-rules';
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { expectError } from '../../helpers/errors';
+import { bearer } from '../../helpers/factories';
+import { adminToken, deliveriesOf, startReceiver, WEBHOOKS, type Receiver } from './support';
+
+const ADMIN: Principal = { type: 'user', id: 'test', name: 'address-rules', role: 'admin', sessionId: 'test', scopes: API_SCOPES };
+const ORIGIN = { clientAddress: null, requestId: null, route: null };
+
+describe('webhook addresses: https and public addresses only, checked at registration and at delivery', () => {
+  let t: TestApp;
+  let admin: string;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    // The app's own dispatcher polls once a minute: the delivery tests below run one of their own.
+    t = await startTestApp({ WEBHOOK_POLL_INTERVAL_MS: '60000', WEBHOOK_RETRY_SCHEDULE: '0s', WEBHOOK_TIMEOUT_MS: '1000' });
+    admin = await adminToken(t);
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await t?.close();
+  });
+
+  /** The service and dispatcher of this app, resolving names through `resolve` instead of the system's resolver. */
+  const withResolver = (resolve: (host: string) => Promise<LookupAddress[]>, allowInsecure = false) => {
+    const service = new WebhooksService(t.db, new SecretBox(t.masterKey), { ...t.config.webhooks, allowInsecure }, resolve);
+    return { service, dispatcher: service.dispatcher(t.logger) };
+  };
+
+  it.each([
+    ['http://203.0.114.1/hook', 'must be an https: URL'],
+    ['https://127.0.0.1/hook', 'non-public address (127.0.0.1)'],
+    ['https://10.1.2.3/hook', 'non-public address'],
+    ['https://172.16.0.1/hook', 'non-public address'],
+    ['https://192.168.1.1/hook', 'non-public address'],
+    ['https://169.254.169.254/latest/meta-data', 'non-public address'],
+    ['https://100.64.0.1/hook', 'non-public address'],
+    ['https://0.0.0.0/hook', 'non-public address'],
+    ['https://224.0.0.1/hook', 'non-public address'],
+    ['https://192.0.2.10/hook', 'non-public address'],
+    ['https://[::1]/hook', 'non-public address'],
+    ['https://[::ffff:127.0.0.1]/hook', 'non-public address'],
+    ['https://[::ffff:10.0.0.1]/hook', 'non-public address'],
+    ['https://[fd00::1]/hook', 'non-public address'],
+    ['https://[fe80::1]/hook', 'non-public address'],
+    ['https://[ff02::1]/hook', 'non-public address'],
+    ['https://localhost/hook', 'resolves to a non-public address'],
+  ])('when an endpoint at %s is registered without WEBHOOK_ALLOW_INSECURE, then 400 (%s) and nothing is created', async (url, message) => {
+    const res = await t.http().post(WEBHOOKS).set(bearer(admin)).send({ url, events: ['user.deleted'] });
+
+    expectError(res, 400, 'BadRequest', message);
+    expect(res.body.message).toMatch(/^body\.url: /);
+  });
+
+  it('when an endpoint at a public address is registered, then it is accepted (written as an address: no name to resolve here)', async () => {
+    const res = await t.http().post(WEBHOOKS).set(bearer(admin)).send({ url: 'https://1.1.1.1/hook', events: ['user.deleted'] });
+
+    expect(res.status).toBe(201);
+    // Removed at once: nothing in these tests may ever be sent to a public address.
+    expect((await t.http().delete(`${WEBHOOKS}/${res.body.data.id}`).set(bearer(admin))).status).toBe(204);
+  });
+
+  it('when a name resolves to a public address at registration and to a loopback one at delivery, then the message fails without a request', async () => {
+    const answers: LookupAddress[][] = [[{ address: '1.1.1.1', family: 4 }]];
+    const asked: string[] = [];
+    const { service, dispatcher } = withResolver(async (host) => {
+      asked.push(host);
+      return answers.shift() ?? [{ address: '127.0.0.1', family: 4 }];
+    });
+    const { webhook } = await service.create(ADMIN, { url: `https://hooks.example.test:${receiver.port}/hook`, events: ['user.deleted'], description: '' }, ORIGIN);
+
+    await service.sendTest(ADMIN, webhook.id, ORIGIN);
+    await dispatcher.runOnce();
+    await dispatcher.stop();
+
+    expect(asked).toEqual(['hooks.example.test', 'hooks.example.test']);
+    expect(receiver.received).toHaveLength(0);
+    expect((await deliveriesOf(t, admin, webhook.id))[0]).toMatchObject({ type: 'webhook.tested', status: 'failed', attempts: 1, last_error: 'address_refused', last_status_code: null });
+  });
+
+  it('when a name resolves to a public and a private address at once, then it is refused', async () => {
+    const { service } = withResolver(async () => [
+      { address: '1.1.1.1', family: 4 },
+      { address: '10.0.0.7', family: 4 },
+    ]);
+
+    await expect(service.create(ADMIN, { url: 'https://mixed.example.test/hook', events: ['*'], description: '' }, ORIGIN)).rejects.toThrow(
+      'resolves to a non-public address (10.0.0.7)',
+    );
+  });
+
+  it('when an endpoint registered with WEBHOOK_ALLOW_INSECURE=true is delivered to without it, then its loopback URL is refused again, without a request', async () => {
+    const insecure = withResolver(async () => [{ address: '127.0.0.1', family: 4 }], true);
+    const secure = withResolver(async () => [{ address: '127.0.0.1', family: 4 }]);
+    const { webhook } = await insecure.service.create(ADMIN, { url: receiver.url, events: ['user.deleted'], description: '' }, ORIGIN);
+
+    await secure.service.sendTest(ADMIN, webhook.id, ORIGIN);
+    await secure.dispatcher.runOnce();
+    await Promise.all([secure.dispatcher.stop(), insecure.dispatcher.stop()]);
+
+    expect(receiver.received).toHaveLength(0);
+    expect((await deliveriesOf(t, admin, webhook.id))[0]).toMatchObject({ status: 'failed', last_error: 'address_refused' });
+  });
+
+  it('when WEBHOOK_ALLOW_INSECURE=true, then http:, loopback and private addresses are accepted and delivered to', async () => {
+    const { service, dispatcher } = withResolver(async () => [{ address: '127.0.0.1', family: 4 }], true);
+    const { webhook } = await service.create(ADMIN, { url: `http://localhost:${receiver.port}/hook`, events: ['user.deleted'], description: '' }, ORIGIN);
+    const privateOne = await service.create(ADMIN, { url: 'http://10.0.0.1/hook', events: ['user.deleted'], description: '' }, ORIGIN);
+
+    await service.sendTest(ADMIN, webhook.id, ORIGIN);
+    await dispatcher.runOnce();
+    await dispatcher.stop();
+
+    expect(privateOne.webhook.url).toBe('http://10.0.0.1/hook');
+    expect(receiver.received.map((r) => r.json.type)).toEqual(['webhook.tested']);
+    // Never sent anything: the private address only had to be accepted.
+    await service.delete(ADMIN, privateOne.webhook.id, ORIGIN);
+  });
+});
+
+describe('isPublicAddress', () => {
+  it.each([
+    ['8.8.8.8', true],
+    ['2606:4700:4700::1111', true],
+    ['127.0.0.2', false],
+    ['::ffff:192.168.0.1', false],
+    ['::ffff:8.8.8.8', true],
+    ['64:ff9b::a00:1', false],
+    ['2002:a00:1::', false],
+    ['fc00::1', false],
+    ['::', false],
+    ['not-an-address', false],
+  ])('when the address is %s, then public is %s', (address, expected) => {
+    expect(isPublicAddress(address)).toBe(expected);
+  });
+});
