@@ -3,8 +3,8 @@
 -- record is kept until iat + 60 s (expires_at), then pruned by the maintenance pass.
 --
 -- Keyed by SHA-256 of the proof key's thumbprint and the proof's jti: one client's jti never blocks
--- another's, and a jti of any length costs 32 bytes. The runtime role gets its rights on it from
--- the default privileges of 0010 (it inserts and prunes).
+-- another's, and a jti of any length costs 32 bytes. The runtime role reads, inserts, renews and
+-- prunes it, by the grants every table of the schema gets (grant_runtime_privileges, 0012).
 CREATE TABLE dpop_proof_jtis (
   digest     bytea PRIMARY KEY,
   expires_at timestamptz NOT NULL
