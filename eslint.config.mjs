@@ -23,6 +23,7 @@ const FLOORS = [
   'api-keys',
   'tokens',
   'oauth',
+  'console-session', // the console's session route: its refresh token in a cookie
   'audit-events',
   'webhooks', // endpoints API, the outbox's dispatcher, signing and address checks
   'health',

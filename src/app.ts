@@ -23,6 +23,9 @@ import { requestMetrics } from './metrics/request-metrics';
 import type { Metrics } from './metrics/metrics';
 import { metricsRouter } from './metrics/metrics.router';
 import { consoleRouter } from './console/console.router';
+import { consoleSessionRouter } from './console-session/console-session.router';
+import { usersRouter } from './users/users.router';
+import { meRouter } from './users/me.router';
 
 export interface AppDeps {
   config: Pick<Config, 'env' | 'trustProxy' | 'issuer' | 'metrics' | 'console'>;
@@ -77,6 +80,8 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   );
   app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
   app.use(PATHS.webhooks, webhooksRouter(services.webhooks, services.authenticator, rateLimits));
+  app.use(PATHS.users, usersRouter(services.users, services.authenticator, rateLimits));
+  app.use(PATHS.me, meRouter(services.ownPasswords, services.authenticator, rateLimits));
   app.use(healthRouter(services.db, redisUp));
   app.use(openApiRouter(() => buildOpenApiDocument(config.issuer, { metrics: metricsHere ? (metricsGuarded ? 'admin' : 'open') : undefined })));
   if (metricsHere) {
@@ -84,7 +89,10 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
     app.use(metricsRouter(metrics, guard));
   }
   // Off, /console/ is left to the 404 below like any unknown path.
-  if (config.console.enabled) app.use(PATHS.console, consoleRouter(config.console, logger));
+  if (config.console.enabled) {
+    app.use(PATHS.consoleSession, consoleSessionRouter(services.grants.refresh, services.revocation, rateLimits));
+    app.use(PATHS.console, consoleRouter(config.console, logger));
+  }
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

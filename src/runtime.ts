@@ -8,6 +8,7 @@ import { resolveMasterKey } from './crypto/master-key';
 import { createServices, type Services } from './services';
 import type { TokenEvents } from './tokens/grants/refresh.grant';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
+import { PATHS } from './shared/paths';
 import { USERNAME_PATTERN, USERNAME_RULE } from './shared/names';
 import { newPasswordProblem } from './users/password-rules';
 import { setAuditRetention } from './audit-trail/audit-trail';
@@ -133,10 +134,13 @@ async function announceFirstAdmin(services: Services, config: Config, logger: Lo
     retract: () => rm(file, { force: true }),
   });
   if (username) {
+    // Changed while the service runs: the command line cannot open the embedded database beside it.
+    const change = config.console.enabled
+      ? `sign in to the console at ${config.issuer}${PATHS.console}/, change it there with "Change password"`
+      : `change it with PUT ${PATHS.me}/password (docs/users.md)`;
     logger.warn(
       { username, passwordFile: file },
-      `no users existed, so an admin was created; its password is in ${file} (readable by this OS user only): ` +
-        `log in, change it with npm run cli -- users set-password ${username}, and delete the file`,
+      `no users existed, so an admin was created; its password is in ${file} (readable by this OS user only): ${change}, and delete the file`,
     );
   }
 }

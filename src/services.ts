@@ -6,6 +6,7 @@ import { KeyReadAlong } from './api-keys/key-read-along';
 import { ValidAppkeys } from './api-keys/valid-appkeys';
 import { Credentials } from './users/credentials';
 import { UsersService } from './users/users.service';
+import { OwnPasswords } from './users/own-password';
 import { SigningKeysService } from './signing-keys/signing-keys.service';
 import { refreshTokenKey, TokenSigner } from './signing-keys/token-signer';
 import { ApiKeyLogins } from './sessions/api-key-logins';
@@ -35,6 +36,8 @@ export interface Services {
   db: Database;
   apiKeys: ApiKeysService;
   users: UsersService;
+  /** PUT /api/v1/me/password: a user's own password, checked as a login checks it. */
+  ownPasswords: OwnPasswords;
   signingKeys: SigningKeysService;
   grants: TokenGrants;
   authenticator: BearerAuthenticator;
@@ -87,10 +90,12 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const clients = new ClientSecrets(db, appkeys);
   // Request tokens as client libraries send them: up to an hour, for the issuer or this endpoint.
   const assertionRules = { audiences: [config.issuer, `${config.issuer}${PATHS.oauthToken}`], maxLifetimeSeconds: 3600, clockTolerance: config.clockTolerance };
+  const users = new UsersService(db, config.bcryptCost, credentials);
   return {
     db,
     apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys),
-    users: new UsersService(db, config.bcryptCost, credentials),
+    users,
+    ownPasswords: new OwnPasswords(db, users, credentials),
     signingKeys,
     grants,
     tokenEndpoint: new TokenEndpoint({

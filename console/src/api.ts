@@ -22,6 +22,18 @@ export interface AuditEvent {
   appname: string | null;
   username: string | null;
   client_address: string | null;
+  request_id: string | null;
+  /** Type-specific facts: route, reason, session id, roles before and after... never a secret. */
+  details: Record<string, unknown>;
+}
+
+export interface UserRecord {
+  username: string;
+  role: Role | null;
+  disabled: boolean;
+  /** Unix time in seconds. */
+  created_at: number;
+  last_login: number | null;
 }
 
 export class ApiError extends Error {

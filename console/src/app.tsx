@@ -1,23 +1,30 @@
 import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { describe } from './api';
 import { AuditPage } from './audit-page';
 import { KeysPage } from './keys-page';
 import { WebhooksPage } from './webhooks-page';
+import { ChangePasswordDialog } from './passwords';
 import { SignIn } from './sign-in';
-import { signOut, whenSessionEnds, type User } from './session';
+import { resume, SESSION_ENDED, signOut, whenSessionEnds, type User } from './session';
+import { UsersPage } from './users-page';
 
-const BASE = '/console/';
-const AUDIT = '/console/audit';
-const WEBHOOKS = '/console/webhooks';
-
-type Route = 'keys' | 'audit' | 'webhooks';
-const PATH_OF: Record<Route, string> = { keys: BASE, audit: AUDIT, webhooks: WEBHOOKS };
-const routeOf = (path: string): Route => {
-  const trimmed = path.replace(/\/+$/, '');
-  return trimmed === AUDIT ? 'audit' : trimmed === WEBHOOKS ? 'webhooks' : 'keys';
+type Route = 'keys' | 'audit' | 'users' | 'webhooks';
+/** Client-side routes under /console/: the service answers every one of them with this page. */
+const PATHS: Record<Route, string> = { keys: '/console/', audit: '/console/audit', users: '/console/users', webhooks: '/console/webhooks' };
+const TITLES: Record<Route, string> = { keys: 'API keys', audit: 'Audit log', users: 'Users', webhooks: 'Webhooks' };
+const ADMIN_ONLY: Partial<Record<Route, string>> = {
+  audit: 'The audit log is shown to admins only.',
+  users: 'Users are managed by admins only.',
+  webhooks: 'Webhooks are shown to admins only.',
 };
 
-/** Client-side routes under /console/: the service answers every one of them with this page. */
+const routeOf = (path: string): Route => {
+  const trimmed = path.replace(/\/+$/, '');
+  return (Object.keys(PATHS) as Route[]).find((route) => route !== 'keys' && PATHS[route] === trimmed) ?? 'keys';
+};
+
+/** The open page is the path; its filters are the query, which each page keeps itself (url-state.ts). */
 function useRoute(): [Route, (to: Route) => void] {
   const [route, setRoute] = useState<Route>(routeOf(location.pathname));
   useEffect(() => {
@@ -26,8 +33,7 @@ function useRoute(): [Route, (to: Route) => void] {
     return () => removeEventListener('popstate', back);
   }, []);
   const go = (to: Route) => {
-    const path = PATH_OF[to];
-    if (location.pathname !== path) history.pushState(null, '', path);
+    if (location.pathname !== PATHS[to] || location.search) history.pushState(null, '', PATHS[to]);
     setRoute(to);
   };
   return [route, go];
@@ -57,7 +63,11 @@ class PageFault extends Component<{ children: ComponentChildren }, { failed: boo
 
 export function App() {
   const [user, setUser] = useState<User>();
+  // A reload resumes the session the cookie holds, if any, before sign-in is offered.
+  const [resuming, setResuming] = useState(true);
   const [notice, setNotice] = useState<string>();
+  const [changingPassword, setChangingPassword] = useState(false);
+  const [banner, setBanner] = useState<string>();
   const [route, go] = useRoute();
 
   useEffect(() => {
@@ -65,12 +75,28 @@ export function App() {
       setUser(undefined);
       setNotice(message);
     });
+    resume()
+      .then((resumed) => {
+        if (resumed === 'ended') setNotice(SESSION_ENDED);
+        else if (resumed) setUser(resumed);
+      })
+      .catch((err: unknown) => setNotice(describe(err)))
+      .finally(() => setResuming(false));
   }, []);
 
   useEffect(() => {
-    const page = { keys: 'API keys', audit: 'Audit log', webhooks: 'Webhooks' }[route];
-    document.title = `${user ? page : 'Sign in'} · API key console`;
-  }, [user, route]);
+    document.title = `${resuming || !user ? 'Sign in' : TITLES[route]} · API key console`;
+  }, [user, route, resuming]);
+
+  if (resuming) {
+    return (
+      <main class="signin" aria-busy="true">
+        <p class="muted" role="status">
+          Loading…
+        </p>
+      </main>
+    );
+  }
 
   if (!user) {
     return (
@@ -78,6 +104,7 @@ export function App() {
         notice={notice}
         onSignedIn={(signedIn) => {
           setNotice(undefined);
+          setBanner(undefined);
           setUser(signedIn);
         }}
       />
@@ -85,9 +112,9 @@ export function App() {
   }
 
   const admin = user.role === 'admin';
-  const link = (to: Route, label: string) => (
+  const link = (to: Route) => (
     <a
-      href={PATH_OF[to]}
+      href={PATHS[to]}
       class={route === to ? 'nav-link nav-link-current' : 'nav-link'}
       aria-current={route === to ? 'page' : undefined}
       onClick={(event) => {
@@ -96,23 +123,28 @@ export function App() {
         go(to);
       }}
     >
-      {label}
+      {TITLES[to]}
     </a>
   );
+  const refused = ADMIN_ONLY[route];
 
   return (
     <div class="shell">
       <header class="topbar">
         <span class="brand">API key console</span>
         <nav class="nav" aria-label="Main">
-          {link('keys', 'API keys')}
-          {admin && link('audit', 'Audit log')}
-          {admin && link('webhooks', 'Webhooks')}
+          {link('keys')}
+          {admin && link('users')}
+          {admin && link('audit')}
+          {admin && link('webhooks')}
         </nav>
         <div class="account">
           <span class="who">
             <span class="mono">{user.username}</span> <span class={`role role-${user.role ?? 'none'}`}>{user.role ?? 'no role'}</span>
           </span>
+          <button type="button" class="button button-small" onClick={() => setChangingPassword(true)}>
+            Change password
+          </button>
           <button
             type="button"
             class="button button-small"
@@ -128,13 +160,20 @@ export function App() {
         </div>
       </header>
       <main class="content">
+        {banner && (
+          <p class="banner banner-success" role="status">
+            {banner}
+          </p>
+        )}
         <PageFault>
-          {route !== 'keys' && !admin ? (
+          {refused && !admin ? (
             <p class="banner banner-error" role="alert">
-              {route === 'audit' ? 'The audit log is' : 'Webhooks are'} shown to admins only.
+              {refused}
             </p>
           ) : route === 'audit' ? (
             <AuditPage />
+          ) : route === 'users' ? (
+            <UsersPage user={user} />
           ) : route === 'webhooks' ? (
             <WebhooksPage />
           ) : (
@@ -142,6 +181,15 @@ export function App() {
           )}
         </PageFault>
       </main>
+      {changingPassword && (
+        <ChangePasswordDialog
+          onClose={() => setChangingPassword(false)}
+          onChanged={() => {
+            setChangingPassword(false);
+            setBanner('Your password was changed. Your other sessions ended; this one stays signed in.');
+          }}
+        />
+      )}
     </div>
   );
 }

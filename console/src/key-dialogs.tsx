@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
-import { ApiError, ROLE_OPTIONS, describe, type ApiKey, type Role, type RoleOption } from './api';
+import { ApiError, describe, type ApiKey, type Role, type RoleOption } from './api';
+import { RoleSelect } from './role-select';
+import { Buttons, capitalised, FormError, useSubmission } from './forms';
 import { Dialog, Field } from './dialog';
 import { appnameProblem, APPNAME_RULE } from './format';
 import { call, type User } from './session';
@@ -19,52 +21,11 @@ function errorsOf(err: unknown, conflictField?: 'appname'): Errors {
   return { form: describe(err) };
 }
 
-const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1).replace(/\.$/, '');
 const rolesOf = (option: RoleOption): Role[] => (option === 'none' ? [] : [option]);
 const optionOf = (key: ApiKey): RoleOption => key.roles[0] ?? 'none';
 
-function FormError(props: { message?: string }) {
-  return props.message ? (
-    <p class="banner banner-error" role="alert">
-      {props.message}
-    </p>
-  ) : null;
-}
-
-/**
- * A dialog form's submission: busy while it runs; a refusal is placed by `place` (beside a field, or
- * above the buttons) and the form can be sent again. On success the dialog's caller takes over.
- */
-function useSubmission<E>(place: (err: unknown) => E, none: E) {
-  const [errors, setErrors] = useState<E>(none);
-  const [busy, setBusy] = useState(false);
-  const submitting = async (send: () => Promise<void>) => {
-    setBusy(true);
-    setErrors(none);
-    try {
-      await send();
-    } catch (err) {
-      setErrors(place(err));
-      setBusy(false);
-    }
-  };
-  return { errors, setErrors, busy, submitting };
-}
-
-function RoleSelect(props: { user: User; value: RoleOption; onChange: (value: RoleOption) => void; error?: string }) {
-  return (
-    <Field label="Role" error={props.error} hint={props.user.role === 'admin' ? undefined : 'Only admins can give a key the admin role.'}>
-      {({ id, describedBy }) => (
-        <select id={id} aria-describedby={describedBy} aria-invalid={props.error ? true : undefined} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as RoleOption)}>
-          {ROLE_OPTIONS.map((option) => (
-            <option value={option} disabled={option === 'admin' && props.user.role !== 'admin'}>
-              {option}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
-  );
+function KeyRoleSelect(props: { user: User; value: RoleOption; onChange: (value: RoleOption) => void; error?: string }) {
+  return <RoleSelect {...props} adminAllowed={props.user.role === 'admin'} whyNoAdmin="Only admins can give a key the admin role." />;
 }
 
 function DescriptionField(props: { value: string; onInput: (value: string) => void; error?: string }) {
@@ -74,19 +35,6 @@ function DescriptionField(props: { value: string; onInput: (value: string) => vo
         <textarea id={id} rows={3} maxLength={1024} aria-describedby={describedBy} aria-invalid={props.error ? true : undefined} value={props.value} onInput={(e) => props.onInput(e.currentTarget.value)} />
       )}
     </Field>
-  );
-}
-
-function Buttons(props: { action: string; busy: boolean; danger?: boolean; disabled?: boolean; onCancel: () => void }) {
-  return (
-    <div class="dialog-actions">
-      <button type="button" class="button" onClick={props.onCancel}>
-        Cancel
-      </button>
-      <button type="submit" class={props.danger ? 'button button-danger' : 'button button-primary'} disabled={props.busy || props.disabled} aria-busy={props.busy}>
-        {props.action}
-      </button>
-    </div>
   );
 }
 
@@ -133,7 +81,7 @@ export function CreateKeyDialog(props: { user: User; onClose: () => void; onCrea
           )}
         </Field>
         <DescriptionField value={description} onInput={setDescription} error={errors.description} />
-        <RoleSelect user={props.user} value={role} onChange={setRole} error={errors.roles} />
+        <KeyRoleSelect user={props.user} value={role} onChange={setRole} error={errors.roles} />
         <FormError message={errors.form} />
         <Buttons action="Create" busy={busy} onCancel={props.onClose} />
       </form>
@@ -159,7 +107,7 @@ export function EditKeyDialog(props: { user: User; apiKey: ApiKey; onClose: () =
     <Dialog title={`Edit ${props.apiKey.appname}`} onClose={props.onClose}>
       <form onSubmit={submit} noValidate>
         <DescriptionField value={description} onInput={setDescription} error={errors.description} />
-        <RoleSelect user={props.user} value={role} onChange={setRole} error={errors.roles} />
+        <KeyRoleSelect user={props.user} value={role} onChange={setRole} error={errors.roles} />
         <FormError message={errors.form} />
         <Buttons action="Save" busy={busy} onCancel={props.onClose} />
       </form>

@@ -4,6 +4,7 @@ import { CreateKeyDialog, DeleteKeyDialog, EditKeyDialog, NewAppkeyDialog, Regen
 import { localDateTime } from './format';
 import { usePagedList } from './paged-list';
 import { call, type User } from './session';
+import { useQueryState } from './url-state';
 
 const PAGE_SIZE = 50;
 
@@ -17,12 +18,16 @@ const canWrite = (user: User) => user.role === 'editor' || user.role === 'admin'
 /** Editors manage keys up to editor; the API decides all the same. */
 const canManage = (user: User, key: ApiKey) => user.role === 'admin' || (user.role === 'editor' && key.roles[0] !== 'admin');
 
+/** The filter lives in the URL (?prefix=), so a reload or a shared link shows the same keys. */
+const KEYS_QUERY = ['prefix'] as const;
+
 const listKeys = async (prefix: string, after: string | undefined) =>
   (await call<{ data: ApiKey[] }>('GET', `/api/v1/api-keys${queryString({ limit: PAGE_SIZE, after, prefix })}`)).data;
 
 export function KeysPage(props: { user: User }) {
   const { user } = props;
-  const [filter, setFilter] = useState('');
+  const [{ prefix: filter }, setQuery] = useQueryState(KEYS_QUERY);
+  const setFilter = (typed: string) => setQuery({ prefix: typed });
   const prefix = filter.trim();
   const list = usePagedList({
     query: prefix,

@@ -37,6 +37,7 @@ export class BearerAuthenticator {
     // The proof is spent beside the liveness read, not before it: one round trip's wait, not two.
     const [{ live, alongside }] = await Promise.all([read(this.db, claims.sid), proven && this.dpop.spend(proven)]);
     if (!live || live.principal_id !== claims.sub) throw new UnauthorizedError('Access token is no longer valid');
+    const scope = typeof claims.scope === 'string' ? claims.scope : '';
     return {
       principal: {
         type: live.type,
@@ -44,7 +45,8 @@ export class BearerAuthenticator {
         name: live.name,
         role: live.role,
         sessionId: live.session_id,
-        scopes: effectiveScopes(live.role, live.scope, typeof claims.scope === 'string' ? claims.scope : ''),
+        scopes: effectiveScopes(live.role, live.scope, scope),
+        token: { scope, expiresAt: claims.exp },
       },
       alongside,
     };

@@ -1,4 +1,4 @@
-import type { UsersService } from '../users/users.service';
+import type { User, UsersService } from '../users/users.service';
 import { CLI_CONTEXT } from '../shared/audit-context';
 import { readSecret } from './read-secret';
 
@@ -7,7 +7,9 @@ users list
 users set-role <username> <viewer|editor|admin|none>   also ends the user's sessions
 users set-password <username>                          password from stdin or a prompt; also ends the user's sessions
 users disable <username>                               also ends the user's sessions
-users delete <username>`;
+users enable <username>
+users delete <username>
+(The same rules as the users API and the console's Users page, which work while the service runs.)`;
 
 function roleOption(args: string[]): string | null {
   const at = args.indexOf('--role');
@@ -22,7 +24,21 @@ function required(value: string | undefined, what: string): string {
   return value;
 }
 
-/** Runs one `users` subcommand; returns the text to print. */
+const PAGE = 1000;
+
+/** Every user, a page at a time. */
+async function everyUser(users: UsersService): Promise<User[]> {
+  const all: User[] = [];
+  for (;;) {
+    const page = await users.list({ limit: PAGE, after: all.at(-1)?.username });
+    all.push(...page);
+    if (page.length < PAGE) return all;
+  }
+}
+
+const when = (date: Date | null) => (date === null ? 'never' : date.toISOString());
+
+/** Runs one `users` subcommand; returns the text to print. Every rule is the service's, as for the API. */
 export async function runUsersCommand(users: UsersService, [action, ...args]: string[]): Promise<string> {
   switch (action) {
     case 'add': {
@@ -31,9 +47,11 @@ export async function runUsersCommand(users: UsersService, [action, ...args]: st
       return `Created user ${user.username} (role: ${user.role ?? 'none'})`;
     }
     case 'list': {
-      const rows = await users.list();
+      const rows = await everyUser(users);
       if (rows.length === 0) return 'No users';
-      return rows.map((u) => `${u.username}\t${u.role ?? 'none'}\t${u.disabled ? 'disabled' : 'active'}\t${u.created_at}`).join('\n');
+      return rows
+        .map((u) => `${u.username}\t${u.role ?? 'none'}\t${u.disabled ? 'disabled' : 'active'}\tcreated ${when(u.created_at)}\tlast login ${when(u.last_login)}`)
+        .join('\n');
     }
     case 'set-role': {
       const username = required(args[0], '<username>');
@@ -50,6 +68,11 @@ export async function runUsersCommand(users: UsersService, [action, ...args]: st
       const username = required(args[0], '<username>');
       await users.disable(username, CLI_CONTEXT);
       return `Disabled ${username} and ended their sessions`;
+    }
+    case 'enable': {
+      const username = required(args[0], '<username>');
+      await users.enable(username, CLI_CONTEXT);
+      return `Enabled ${username}`;
     }
     case 'delete': {
       const username = required(args[0], '<username>');

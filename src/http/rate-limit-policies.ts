@@ -11,10 +11,19 @@ const clientAddress = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
 /** No username is longer; longer names (which exist nowhere) share one counter rather than grow the store at will. */
 const MAX_USERNAME_CHARS = 64;
 
-/** The username a password login names, as its counters know it, or undefined when it names none (then it is no password attempt). */
+/**
+ * The username a password attempt is for, as given: a login's `username`, or the signed-in user whose
+ * current password a route checks (which sets res.locals.passwordAttemptBy). Undefined: no attempt.
+ */
+function attemptedUsername(req: Request): string | undefined {
+  const username: unknown = req.res?.locals.passwordAttemptBy ?? req.body?.username;
+  return typeof username === 'string' ? username : undefined;
+}
+
+/** The username of a password attempt as its counters know it, or undefined when it names none (then it is no password attempt). */
 function usernameOf(req: Request): string | undefined {
-  const username: unknown = req.body?.username;
-  if (typeof username !== 'string') return undefined;
+  const username = attemptedUsername(req);
+  if (username === undefined) return undefined;
   return username.length > MAX_USERNAME_CHARS ? '(too long)' : username.toLowerCase();
 }
 
@@ -134,7 +143,7 @@ function accountWatch(settings: RateLimitSettings, stores: CounterStores, onAler
     const name = usernameOf(req);
     if (name === undefined || !stores.available()) return next();
     const key = `user:${name}`;
-    const username = req.body.username as string;
+    const username = attemptedUsername(req)!;
     res.once('finish', () => {
       if (res.locals.loginRefused === true) countFailure(key, username, req).catch(() => undefined);
     });

@@ -48,6 +48,8 @@ export interface RateLimits {
    * Failed password logins (refusals of the credentials), per username and client address and per
    * client address, never per username alone; successes cost nothing. Also the account alert: past
    * LOGIN_ACCOUNT_ALERT failures of one username from everywhere, its attempts are slowed, not refused.
+   * Mount after the body parser; a route that checks a signed-in user's current password sets
+   * res.locals.passwordAttemptBy to their username first.
    */
   passwordFailures: RequestHandler[];
   /** Refused bearer tokens (401s) per client address; mount before authenticate(). Valid tokens cost nothing. */

@@ -4,6 +4,8 @@ import { errors, header, inlineSchema, ok, type Json, type JsonSchema, type Open
 import { describeApiKeyRoutes } from '../api-keys/api-keys.openapi';
 import { describeAuditEventRoutes } from '../audit-events/audit-events.openapi';
 import { describeWebhookRoutes } from '../webhooks/webhooks.openapi';
+import { describeUserRoutes } from '../users/users.openapi';
+import { describeConsoleSessionRoutes } from '../console-session/console-session.openapi';
 import { describeTokenRoutes } from '../tokens/tokens.openapi';
 import { describeOAuthRoutes } from '../oauth/oauth.openapi';
 import { describeJwksRoutes } from '../signing-keys/jwks.openapi';
@@ -27,9 +29,9 @@ const WHEN: Record<ErrorName, string> = {
   BadRequest: 'Malformed JSON body, unknown field, or a value that fails validation.',
   Unauthorized: 'Access token or credential missing, invalid, expired or revoked.',
   Forbidden: 'The caller\'s role does not allow this operation.',
-  NotFound: 'No such resource: an API key with this appname, a webhook endpoint with this id.',
+  NotFound: 'No such resource: an API key with this appname, a user with this username, a webhook endpoint with this id.',
   MethodNotAllowed: 'The path exists but not with this method.',
-  Conflict: 'The resource conflicts with its current state: an API key with this appname already exists, a webhook endpoint is disabled or changed meanwhile.',
+  Conflict: 'The resource conflicts with its current state: a name taken (an API key or user of that name exists), a change that would leave no enabled admin, a webhook endpoint disabled or changed meanwhile.',
   PayloadTooLarge: 'Request body over 64 KiB.',
   UnsupportedMediaType: 'A request body of a media type this route does not take.',
   TooManyRequests: 'Rate limit exceeded.',
@@ -94,7 +96,9 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     describeApiKeyRoutes(),
     describeAuditEventRoutes(),
     describeWebhookRoutes(),
+    describeUserRoutes(),
     describeTokenRoutes(),
+    describeConsoleSessionRoutes(),
     describeOAuthRoutes(),
     describeJwksRoutes(),
     describeHealthRoutes(),
@@ -113,6 +117,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
       { name: 'API keys', description: 'The API key resource; every operation needs a bearer access token.' },
       { name: 'Audit', description: 'The append-only trail of security events; admins only.' },
       { name: 'Webhooks', description: 'Endpoints that receive the audit trail\'s events as they happen, signed per Standard Webhooks; admins only.' },
+      { name: 'Users', description: 'The caller (/api/v1/me), a user\'s own password, and the users themselves (admins only).' },
       { name: 'Tokens', description: 'The service\'s own three ways to obtain a bearer access token, and revoking and introspecting tokens.' },
       {
         name: 'OAuth 2.0',
@@ -120,6 +125,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
           'The standard OAuth 2.0 endpoints: one token endpoint for every grant (RFC 6749) with token exchange (RFC 8693) and DPoP-bound tokens (RFC 9449), revocation (RFC 7009), introspection (RFC 7662).',
       },
       { name: 'Platform', description: 'Health, signing keys, discovery and this document; no token needed.' },
+      { name: 'Console', description: 'The admin console\'s session route (served while CONSOLE_ENABLED): its refresh token in a cookie, for the console\'s own page only.' },
     ],
     paths: mergeDistinct('path', described.map((d) => d.paths)),
     components: {
@@ -135,6 +141,12 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
           description: 'A DPoP-bound access token (RFC 9449 §7.1): `Authorization: DPoP <token>` with a `DPoP` header holding a proof by its key that carries `ath`.',
         },
         clientBasic: { type: 'http', scheme: 'basic', description: 'An API key as an OAuth client: the form-urlencoded appname and appkey (client_secret_basic).' },
+        consoleSessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: '__Secure-console_session',
+          description: 'The console\'s refresh token, HttpOnly, SameSite=Strict, Path=/console/session; named console_session, without Secure, when the console is served over plain HTTP on a loopback address.',
+        },
       },
     },
   };

@@ -32,18 +32,20 @@ export interface UserSessionGrant extends SessionGrant {
 }
 
 /**
- * A user's login: the session (its refresh token never outlives its absolute end) and its audit event,
- * only while the password hash the login was checked against ($11) is still the user's and the user is
- * enabled, and only if the user's role now grants the scope asked for ($13). A change since the check
- * (here or on another instance) opens nothing; FOR SHARE makes a concurrent change wait for this
- * statement, or this statement see the change.
+ * A user's login: the session (its refresh token never outlives its absolute end), the user's
+ * last_login and the audit event, only while the password hash the login was checked against ($11) is
+ * still the user's and the user is enabled, and only if the user's role now grants the scope asked for
+ * ($13). A change since the check (here or on another instance) opens nothing; the row lock makes a
+ * concurrent change wait for this statement, or this statement see the change. FOR NO KEY UPDATE, not
+ * FOR SHARE: the statement updates the row it locks, and two logins of one user each holding a share
+ * lock while waiting to update it would deadlock.
  */
 const OPEN_USER_SESSION = (() => {
   const origin = originParams(8);
   return preparedStatement(
     'sessions.open-user-session',
     `WITH holder AS (
-       SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR SHARE
+       SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR NO KEY UPDATE
      ), opened AS (
        INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at, client_id, scope, id_token_client, dpop_jkt)
        SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int)),
@@ -51,6 +53,8 @@ const OPEN_USER_SESSION = (() => {
          FROM holder
         WHERE ${scopeGrantedBy('$13::text', 'holder.role')}
        RETURNING id, refresh_expires_at, created_at
+     ), stamped AS (
+       UPDATE users SET last_login = to_timestamp($6) FROM holder WHERE users.id = holder.id AND EXISTS (SELECT 1 FROM opened)
      ), audit AS (
        ${auditInsertFrom('opened', {
          type: 'token.issued',

@@ -75,12 +75,17 @@ export async function revokeSessionsOfStaleAppkeys(q: Queryable, apiKeyId: strin
   return rowCount ?? 0;
 }
 
-/** Why a user's sessions all end: the change to the user made at the command line. */
+/** Why a user's sessions all end: the change made to the user (through the API or the command line). */
 export type UserSessionsEndReason = 'password_changed' | 'role_changed' | 'user_disabled';
 
-/** Every live session of one principal (`column` = $1), revoked for reason $2 by actor $6. */
+/** Every live session of one principal (`column` = $1) but session $7 (null: none is kept), revoked for reason $2 by actor $6. */
 const revokeAllOf = (name: string, column: 'user_id' | 'api_key_id') =>
-  revokeAndRecord(name, 'session.revoked', `UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE ${column} = $1 AND revoked_at IS NULL`, '$6::text');
+  revokeAndRecord(
+    name,
+    'session.revoked',
+    `UPDATE sessions SET revoked_at = now(), revoked_reason = $2 WHERE ${column} = $1 AND revoked_at IS NULL AND id IS DISTINCT FROM $7::uuid`,
+    '$6::text',
+  );
 
 const REVOKE_ALL_OF_USER = revokeAllOf('sessions.revoke-all-of-user', 'user_id');
 const REVOKE_ALL_OF_API_KEY = revokeAllOf('sessions.revoke-all-of-api-key', 'api_key_id');
@@ -91,16 +96,16 @@ const REVOKE_ALL_OF_API_KEY = revokeAllOf('sessions.revoke-all-of-api-key', 'api
  * how many sessions ended.
  */
 export async function revokeSessionsOfApiKey(q: Queryable, apiKeyId: string, reason: 'role_changed', ctx: AuditContext): Promise<number> {
-  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_API_KEY, [apiKeyId, reason, ...originValues(ctx), ctx.actor]);
+  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_API_KEY, [apiKeyId, reason, ...originValues(ctx), ctx.actor, null]);
   return rows[0]!.revoked;
 }
 
 /**
- * Ends every live session of the user, recording one session.revoked per session by whoever made
- * the change (`ctx`): after a password, role or status change, a token obtained before it must not
- * outlive it. Returns how many sessions ended.
+ * Ends every live session of the user but `keep` (the one a user changes their own password from),
+ * recording one session.revoked per session by whoever made the change (`ctx`): after a password,
+ * role or status change, a token obtained before it must not outlive it. Returns how many ended.
  */
-export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: UserSessionsEndReason, ctx: AuditContext): Promise<number> {
-  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_USER, [userId, reason, ...originValues(ctx), ctx.actor]);
+export async function revokeSessionsOfUser(q: Queryable, userId: string, reason: UserSessionsEndReason, ctx: AuditContext, keep?: string): Promise<number> {
+  const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_USER, [userId, reason, ...originValues(ctx), ctx.actor, keep ?? null]);
   return rows[0]!.revoked;
 }

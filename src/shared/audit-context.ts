@@ -13,15 +13,18 @@ export const AUDIT_EVENT_TYPES = [
   'refresh_token.reused',
   'session.revoked',
   'user.created',
-  'user.role_changed',
+  'user.updated',
   'user.password_changed',
-  'user.disabled',
   'user.deleted',
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',
   'webhook.secret_rotated',
   'webhook.tested',
+  // Written by the command line before users had an API (#37), now user.updated: kept so that older
+  // trails still read and filter.
+  'user.role_changed',
+  'user.disabled',
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];

@@ -3,6 +3,8 @@ export const PATHS = {
   apiKeys: '/api/v1/api-keys',
   auditEvents: '/api/v1/audit-events',
   webhooks: '/api/v1/webhooks',
+  users: '/api/v1/users',
+  me: '/api/v1/me',
   apiKeyToken: '/api/v1/auth/token',
   token: '/api/auth/bearer/token',
   refresh: '/api/auth/bearer/refresh',
@@ -19,6 +21,8 @@ export const PATHS = {
   readiness: '/readyz',
   metrics: '/metrics',
   console: '/console',
+  /** The console's session route: the only path its refresh-token cookie is sent to. */
+  consoleSession: '/console/session',
 } as const;
 
 /** The routes that issue tokens. */

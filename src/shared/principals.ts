@@ -20,6 +20,8 @@ export interface Principal {
    * of it when the login asked for no scope, so a role change applies on the next call).
    */
   scopes: readonly ApiScope[];
+  /** The access token the call came with (GET /api/v1/me): its scope claim, and its `exp` in Unix seconds. */
+  token?: { scope: string; expiresAt: number };
 }
 
 const ROLE_SCOPES: Record<Role, readonly ApiScope[]> = {

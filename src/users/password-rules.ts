@@ -22,17 +22,17 @@ const COMMON_PASSWORDS: ReadonlySet<string> = new Set(
 );
 
 /** Why bcrypt could not check `password` faithfully, or undefined. */
-function bcryptProblem(password: string): string | undefined {
+export function bcryptProblem(password: string): string | undefined {
   // bcrypt stops at NUL: "abc\0x" would be the password "abc".
   if (password.includes('\u0000')) return 'must not contain NUL characters';
   if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) return `must be at most ${MAX_PASSWORD_BYTES} bytes`;
   return undefined;
 }
 
-/** A password bcrypt can check faithfully: at login and when set. */
-export function assertPasswordFitsBcrypt(password: string): void {
+/** A password bcrypt can check faithfully: at login and when set. The 400 names `field`. */
+export function assertPasswordFitsBcrypt(password: string, field = 'password'): void {
   const problem = bcryptProblem(password);
-  if (problem) throw badRequest(`password: ${problem}`);
+  if (problem) throw badRequest(`${field}: ${problem}`);
 }
 
 /** Why `password` is not acceptable as a new one, or undefined when it is (the first start reports it naming its variable). */
@@ -46,8 +46,8 @@ export function newPasswordProblem(password: string): string | undefined {
   return undefined;
 }
 
-/** A password acceptable as a new one: 12 characters to 72 bytes, not common, not one character repeated. */
-export function assertNewPasswordAcceptable(password: string): void {
+/** A password acceptable as a new one: 12 characters to 72 bytes, not common, not one character repeated. The 400 names `field`. */
+export function assertNewPasswordAcceptable(password: string, field = 'password'): void {
   const problem = newPasswordProblem(password);
-  if (problem) throw badRequest(`password: ${problem}`);
+  if (problem) throw badRequest(`${field}: ${problem}`);
 }

@@ -8,9 +8,11 @@ export interface UserRow {
   role: Role | null;
   disabled: boolean;
   created_at: Date;
+  /** The last password login; null before the first (migrations/0025). */
+  last_login: Date | null;
 }
 
-const COLUMNS = 'id, username, password_hash, role, disabled, created_at';
+const COLUMNS = 'id, username, password_hash, role, disabled, created_at, last_login';
 
 const FIND_BY_USERNAME = preparedStatement('users.find', `SELECT ${COLUMNS} FROM users WHERE username = $1`);
 
@@ -19,14 +21,32 @@ export async function findUserByUsername(q: Queryable, username: string): Promis
   return rows[0];
 }
 
+/**
+ * Locks, for the rest of the transaction, the user named $1 and every enabled admin, all in id order:
+ * a change that could leave no enabled admin judges the others while none of them can change, and two
+ * such changes at once (two admins demoting each other) lock in the same order, so the second waits
+ * for the first and then sees its outcome rather than deadlocking.
+ */
+export async function lockUserAndEnabledAdmins(q: Queryable, username: string): Promise<UserRow[]> {
+  const { rows } = await q.query<UserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE username = $1 OR (role = 'admin' AND NOT disabled) ORDER BY id FOR UPDATE`,
+    [username],
+  );
+  return rows;
+}
+
 /** Locks the row for the rest of the transaction. */
 export async function findUserForUpdate(q: Queryable, username: string): Promise<UserRow | undefined> {
   const { rows } = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE username = $1 FOR UPDATE`, [username]);
   return rows[0];
 }
 
-export async function listUsers(q: Queryable): Promise<UserRow[]> {
-  const { rows } = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users ORDER BY username`);
+/** A page ordered by username in byte order (the column is COLLATE "C"), after `after` when given. */
+export async function listUsers(q: Queryable, page: { limit: number; after?: string }): Promise<UserRow[]> {
+  const { rows } = await q.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE $1::text IS NULL OR username > $1::text ORDER BY username LIMIT $2`, [
+    page.after ?? null,
+    page.limit,
+  ]);
   return rows;
 }
 
@@ -44,19 +64,18 @@ export async function insertUserIfAbsent(
   return rows[0];
 }
 
-export const updateUserRole = (q: Queryable, username: string, role: Role | null) =>
-  updateOneColumn(q, 'UPDATE users SET role = $2, updated_at = now() WHERE username = $1', username, role);
+/** Sets role and disabled together; returns the row as it is now. */
+export async function updateUserStatus(q: Queryable, id: string, status: { role: Role | null; disabled: boolean }): Promise<UserRow> {
+  const { rows } = await q.query<UserRow>(`UPDATE users SET role = $2, disabled = $3, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`, [
+    id,
+    status.role,
+    status.disabled,
+  ]);
+  return rows[0]!;
+}
 
-export const updateUserPassword = (q: Queryable, username: string, passwordHash: string) =>
-  updateOneColumn(q, 'UPDATE users SET password_hash = $2, updated_at = now() WHERE username = $1', username, passwordHash);
-
-export const updateUserDisabled = (q: Queryable, username: string, disabled: boolean) =>
-  updateOneColumn(q, 'UPDATE users SET disabled = $2, updated_at = now() WHERE username = $1', username, disabled);
-
-/** `statement` sets one column to $2 for the user named $1; true when there was such a user. */
-async function updateOneColumn(q: Queryable, statement: string, username: string, value: unknown): Promise<boolean> {
-  const { rowCount } = await q.query(statement, [username, value]);
-  return (rowCount ?? 0) > 0;
+export async function updateUserPassword(q: Queryable, id: string, passwordHash: string): Promise<void> {
+  await q.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1', [id, passwordHash]);
 }
 
 /**
@@ -68,9 +87,8 @@ export async function replacePasswordHash(q: Queryable, userId: string, currentH
   return (rowCount ?? 0) > 0;
 }
 
-export async function deleteUser(q: Queryable, username: string): Promise<boolean> {
-  const { rowCount } = await q.query('DELETE FROM users WHERE username = $1', [username]);
-  return (rowCount ?? 0) > 0;
+export async function deleteUserById(q: Queryable, id: string): Promise<void> {
+  await q.query('DELETE FROM users WHERE id = $1', [id]);
 }
 
 export async function countUsers(q: Queryable): Promise<number> {

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Cookie, type Locator, type Page } from 'playwright-core';
 
 /** Debian's chromium package: no browser download can work here, so Playwright drives this one. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -72,9 +72,12 @@ export async function openConsole(browser: Browser, baseUrl: string, viewport = 
   });
   page.on('response', async (response) => {
     if (response.status() >= 500 && !expected.has(response.status())) problems.push(`${response.status()} from ${response.request().method()} ${response.url()}`);
-    if (new URL(response.url()).pathname === '/oauth2/token' && response.status() === 200) {
-      const body = (await response.json()) as { access_token: string; refresh_token?: string };
-      for (const token of [body.access_token, body.refresh_token]) {
+    const pathname = new URL(response.url()).pathname;
+    if ((pathname === '/oauth2/token' || pathname === CONSOLE_SESSION) && response.status() === 200) {
+      // The session route answers in the envelope, with the access token only (its refresh token is in the cookie).
+      const answer = (await response.json()) as { access_token: string; refresh_token?: string; data?: { access_token: string } };
+      const body = answer.data ?? answer;
+      for (const token of [body.access_token, (body as { refresh_token?: string }).refresh_token]) {
         if (token) {
           tokens.push(token);
           secrets.add(token);
@@ -98,14 +101,30 @@ export async function openConsole(browser: Browser, baseUrl: string, viewport = 
   };
 }
 
-/** Everything the browser keeps for this origin: Web Storage, IndexedDB databases, cookies (page's and context's). */
+/** The console's session route: the one path its refresh-token cookie is sent to. */
+export const CONSOLE_SESSION = '/console/session';
+
+/** The console's refresh-token cookie as the browser holds it (on loopback HTTP: console_session), if any. */
+export async function sessionCookie(watched: Watched): Promise<Cookie | undefined> {
+  return (await watched.context.cookies()).find((c) => c.name === 'console_session');
+}
+
+/**
+ * Everything the browser keeps for this origin: Web Storage, IndexedDB databases, cookies (page's and
+ * context's), except the one thing the contract allows: the console's refresh-token cookie, and only
+ * as it must be (HttpOnly, SameSite=Strict, its own path, and so not readable by the page).
+ */
 export async function browserStorage(watched: Watched): Promise<string> {
   const inPage = await watched.page.evaluate(async () => {
     const dump = (storage: Storage) => Object.entries({ ...storage }).map(([k, v]) => `${k}=${v}`);
     const databases = await indexedDB.databases();
     return [...dump(localStorage), ...dump(sessionStorage), ...databases.map((d) => `indexedDB:${d.name}`), document.cookie].join('\n');
   });
-  const cookies = (await watched.context.cookies()).map((c) => `${c.name}=${c.value}`).join('\n');
+  const allowed = (c: Cookie) => c.name === 'console_session' && c.httpOnly && c.sameSite === 'Strict' && c.path === CONSOLE_SESSION;
+  const cookies = (await watched.context.cookies())
+    .filter((c) => !allowed(c))
+    .map((c) => `${c.name}=${c.value}`)
+    .join('\n');
   return `${inPage}${cookies}`.trim();
 }
 

@@ -15,12 +15,14 @@ import { proxiedTestDatabase, type TcpProxy } from '../integration/faults/tcp-pr
 import type { TestDatabase } from '../helpers/database';
 import {
   CHROMIUM_MISSING,
+  CONSOLE_SESSION,
   browserStorage,
   chromiumAvailable,
   descriptionOf,
   launchChromium,
   openConsole,
   scrollsSideways,
+  sessionCookie,
   type Watched,
 } from './browser';
 
@@ -173,9 +175,10 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     expect(w!.tokens.length).toBeGreaterThanOrEqual(2);
     expect(await browserStorage(w!)).toBe('');
 
-    // Tokens live in memory only: a reload forgets the session.
+    // The access token lives in memory only; the refresh token in an HttpOnly cookie no script reads: a reload resumes the session.
     await page.reload();
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(await browserStorage(w!)).toBe('');
   });
 
   it('create: the appkey is shown once in a dialog with a working Copy, the row appears, and the key works for a token exchange', async () => {
@@ -451,19 +454,20 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
 
   it('a session revoked while the console sits idle ends at the next renewal, back at sign-in saying so', async () => {
     const { page } = await open();
-    w!.expectStatus(400);
+    w!.expectStatus(401);
     await signIn(w!, admin);
     // The keys page's first list must be in before the revocation, or that list is the 401 that ends
     // the session (seen on a loaded CI machine), not the renewal this test is about.
     await rowOf(w!, 'billing-api').waitFor();
-    const renewal = page.waitForResponse((res) => res.url().endsWith('/oauth2/token') && res.request().postData()!.includes('grant_type=refresh_token'), {
+    const renewal = page.waitForResponse((res) => res.url().endsWith(CONSOLE_SESSION) && res.request().method() === 'POST', {
       timeout: 2 * ACCESS_TOKEN_TTL * 1000,
     });
 
-    const revoked = await fetch(`${t.baseUrl}/oauth2/revoke`, { method: 'POST', body: new URLSearchParams({ token: w!.tokens[1]!, token_type_hint: 'refresh_token' }) });
+    const revoked = await fetch(`${t.baseUrl}/oauth2/revoke`, { method: 'POST', body: new URLSearchParams({ token: w!.tokens[w!.tokens.length - 1]! }) });
     expect(revoked.status).toBe(200);
 
-    expect((await renewal).status()).toBe(400);
+    // Renewal goes through the session route, which redeems the cookie's refresh token: the session is gone.
+    expect((await renewal).status()).toBe(401);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await statusText(w!)).toContain('Your session ended. Sign in again.');
   });
@@ -471,11 +475,12 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
   it('the access token is renewed with the refresh token before it expires, so work goes on past its lifetime', async () => {
     const { page } = await open();
     const renewals: string[] = [];
-    page.on('request', (request) => request.url().endsWith('/oauth2/token') && request.postData()?.includes('grant_type=refresh_token') && renewals.push(request.url()));
+    page.on('request', (request) => request.url().endsWith(CONSOLE_SESSION) && request.method() === 'POST' && renewals.push(request.url()));
     await signIn(w!, admin);
 
+    renewals.length = 0;
     await page.waitForTimeout((ACCESS_TOKEN_TTL + 1) * 1000);
-    // Renewed while idle, by the console's own timer, before the first access token expired; kept in memory only.
+    // Renewed while idle, by the console's own timer (the refresh token in the cookie), before the first access token expired.
     expect(renewals.length).toBeGreaterThanOrEqual(1);
     expect(await browserStorage(w!)).toBe('');
     await filterKeys(w!, 'billing');
@@ -484,23 +489,20 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
   });
 
-  it('sign-out revokes the refresh token and forgets both tokens', async () => {
+  it('sign-out revokes the session through the session route, clears the cookie and forgets the access token', async () => {
     const { page } = await open();
     await signIn(w!, admin);
-    const revoke = page.waitForResponse((res) => res.url().endsWith('/oauth2/revoke'));
+    expect(await sessionCookie(w!)).toEqual(expect.objectContaining({ httpOnly: true, sameSite: 'Strict', path: CONSOLE_SESSION, secure: false }));
+    const signOut = page.waitForResponse((res) => res.url().endsWith(CONSOLE_SESSION) && res.request().method() === 'DELETE');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
-    expect((await revoke).status()).toBe(200);
+    expect((await signOut).status()).toBe(204);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await statusText(w!)).toContain('You signed out.');
 
-    const refreshToken = w!.tokens[w!.tokens.length - 1]!;
-    const res = await fetch(`${t.baseUrl}/oauth2/token`, {
-      method: 'POST',
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: 'console' }),
-    });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual(expect.objectContaining({ error: 'invalid_grant' }));
+    expect(await sessionCookie(w!)).toBeUndefined();
+    const accessToken = w!.tokens[w!.tokens.length - 1]!;
+    expect((await fetch(`${t.baseUrl}${KEYS}`, { headers: { Authorization: `Bearer ${accessToken}` } })).status).toBe(401);
   });
 
   it('keyboard only: Tab to Create key, fill the form, create, and Tab stays inside each dialog', async () => {

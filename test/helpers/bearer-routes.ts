@@ -6,17 +6,23 @@ export interface BearerRoute {
   method: 'get' | 'post' | 'put' | 'delete';
   /**
    * As the OpenAPI document writes it; `{appname}` is replaced by a fresh key of role viewer for each
-   * call, `{id}` by a fresh webhook endpoint (on a closed loopback port, subscribed to nothing that happens).
+   * call, `{username}` by a fresh user of role viewer, `{id}` by a fresh webhook endpoint (on a closed
+   * loopback port, subscribed to nothing that happens).
    */
   path: string;
-  /** A body the route accepts, so that only the bearer token can make it refuse; a function, as a create needs a new appname each time. */
-  body?: () => Record<string, string | string[]>;
+  /**
+   * A body the route accepts, so that only the bearer token can make it refuse; a function, as a
+   * create needs a new appname each time, and a user changing their password gives their own.
+   */
+  body?: (caller: { password?: string }) => Record<string, unknown>;
   /** Sent as a form rather than JSON. */
   form?: true;
   /** The least role that may call it, and the status it then answers. */
   allowed: { role: Role; status: number };
   /** Every role too low for it (null: no role at all): 403. */
   forbidden: (Role | null)[];
+  /** For users only: an API key of any role is 403. */
+  keysForbidden?: true;
 }
 
 /** An endpoint nothing is ever delivered to: port 9 on loopback (closed), an event no suite test causes. */
@@ -67,6 +73,39 @@ export const BEARER_ROUTES: readonly BearerRoute[] = [
     form: true,
     allowed: { role: 'viewer', status: 200 },
     forbidden: [null],
+  },
+  { method: 'get', path: '/api/v1/me', allowed: { role: 'viewer', status: 200 }, forbidden: [] },
+  {
+    method: 'put',
+    path: '/api/v1/me/password',
+    body: (caller) => ({ current_password: caller.password ?? 'not-a-users-password', new_password: 'a-brand-new-password-1' }),
+    allowed: { role: 'viewer', status: 204 },
+    forbidden: [],
+    keysForbidden: true,
+  },
+  { method: 'get', path: '/api/v1/users', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  {
+    method: 'post',
+    path: '/api/v1/users',
+    body: () => ({ username: randomName('created'), role: 'viewer' }),
+    allowed: { role: 'admin', status: 201 },
+    forbidden: ['editor', 'viewer', null],
+  },
+  { method: 'get', path: '/api/v1/users/{username}', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
+  {
+    method: 'put',
+    path: '/api/v1/users/{username}',
+    body: () => ({ role: 'editor', disabled: false }),
+    allowed: { role: 'admin', status: 200 },
+    forbidden: ['editor', 'viewer', null],
+  },
+  { method: 'delete', path: '/api/v1/users/{username}', allowed: { role: 'admin', status: 204 }, forbidden: ['editor', 'viewer', null] },
+  {
+    method: 'put',
+    path: '/api/v1/users/{username}/password',
+    body: () => ({ password: 'set-by-an-admin-12' }),
+    allowed: { role: 'admin', status: 204 },
+    forbidden: ['editor', 'viewer', null],
   },
   {
     method: 'post',

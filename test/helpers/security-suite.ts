@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import type { Role } from '../../src/shared/principals';
+import { ROLES, type Role } from '../../src/shared/principals';
 import { startTestApp, type TestApp } from './app';
 import { WEBHOOK_BODY, type BearerRoute } from './bearer-routes';
 import { expectError, expectInvalidToken, expectMissingToken } from './errors';
@@ -17,7 +17,7 @@ const nameOf = (route: BearerRoute) => `${route.method.toUpperCase()} ${route.pa
 /**
  * The same refusals, on every route of the table: no token, a token that is not one of our live
  * access tokens (garbage, expired, signed by another key, unsigned, a refresh or ID token), and a
- * principal whose role is too low. Each refused call leaves the keys as they were.
+ * principal whose role is too low. Each refused call leaves the keys and the users as they were.
  */
 export function describeBearerSecurity(routes: readonly BearerRoute[]): void {
   describe('every route behind a bearer token', () => {
@@ -47,7 +47,8 @@ export function describeBearerSecurity(routes: readonly BearerRoute[]): void {
       const adminLogin = () => loginAs(t, admin);
 
       it(`when ${withArticle(`${route.allowed.role} user`)} calls it, then ${route.allowed.status}`, async () => {
-        const res = await send(t, route, await pathOn(t, route), await tokenOf(t, route.allowed.role, 'user'));
+        const caller = await createUser(t, { role: route.allowed.role });
+        const res = await send(t, route, await pathOn(t, route), (await loginAs(t, caller)).access_token, caller);
 
         expect(res.status).toBe(route.allowed.status);
       });
@@ -90,10 +91,17 @@ export function describeBearerSecurity(routes: readonly BearerRoute[]): void {
         expectInvalidToken(await sendRefused(t, route, (await adminLogin()).id_token));
       });
 
-      const tooLow = route.forbidden.flatMap((role) => (['user', 'API key'] as const).map((kind) => ({ role, kind, who: withArticle(`${label(role)} ${kind}`) })));
-      it.each(tooLow)('when $who calls it, then 403 Forbidden, and nothing changes', async ({ role, kind }) => {
-        expectError(await sendRefused(t, route, await tokenOf(t, role, kind)), 403, 'Forbidden');
-      });
+      const refusedKeys = route.keysForbidden ? ([...ROLES, null] as const).map((role) => ({ role, kind: 'API key' as const })) : [];
+      const tooLow = [...route.forbidden.flatMap((role) => (['user', 'API key'] as const).map((kind) => ({ role, kind }))), ...refusedKeys].map((c) => ({
+        ...c,
+        who: withArticle(`${label(c.role)} ${c.kind}`),
+      }));
+      // Some routes (GET /api/v1/me) refuse no principal: no row for them.
+      if (tooLow.length > 0) {
+        it.each(tooLow)('when $who calls it, then 403 Forbidden, and nothing changes', async ({ role, kind }) => {
+          expectError(await sendRefused(t, route, await tokenOf(t, role, kind)), 403, 'Forbidden');
+        });
+      }
     });
   });
 }
@@ -116,9 +124,10 @@ async function tokenOf(app: TestApp, role: Role | null, kind: 'user' | 'API key'
 
 /**
  * The route's path, with `{appname}` replaced by a fresh key of role viewer (one any role allowed
- * there may manage), `{id}` by a fresh webhook endpoint.
+ * there may manage), `{username}` by a fresh viewer user, `{id}` by a fresh webhook endpoint.
  */
 async function pathOn(app: TestApp, route: BearerRoute): Promise<string> {
+  if (route.path.includes('{username}')) return route.path.replace('{username}', (await createUser(app, { role: 'viewer' })).username);
   if (route.path.includes('{id}')) {
     const created = await app.http().post('/api/v1/webhooks').set(bearer(await tokenOf(app, 'admin', 'user'))).send(WEBHOOK_BODY);
     if (created.status !== 201) throw new Error(`create webhook failed: ${created.status} ${JSON.stringify(created.body)}`);
@@ -129,29 +138,30 @@ async function pathOn(app: TestApp, route: BearerRoute): Promise<string> {
   return route.path.replace('{appname}', appname);
 }
 
-function send(app: TestApp, route: BearerRoute, path: string, token: string | undefined) {
+function send(app: TestApp, route: BearerRoute, path: string, token: string | undefined, caller: { password?: string } = {}) {
   const req = app.http()[route.method](path);
   if (token !== undefined) req.set(bearer(token));
-  const body = route.body?.();
+  const body = route.body?.(caller);
   if (!body) return req;
   return route.form ? req.type('form').send(body) : req.send(body);
 }
 
-/** Calls the route with this token (none when undefined), and checks that no key was created, changed or deleted. */
+/** Calls the route with this token (none when undefined), and checks that no key or user was created, changed or deleted. */
 async function sendRefused(app: TestApp, route: BearerRoute, token: string | undefined): Promise<Response> {
   const path = await pathOn(app, route);
-  const before = await apiKeyRows(app);
+  const before = await principalRows(app);
 
   const res = await send(app, route, path, token);
 
-  expect(await apiKeyRows(app)).toEqual(before);
+  expect(await principalRows(app)).toEqual(before);
   return res;
 }
 
-/** Every key, all columns, the appkey's digest and ciphertext included. */
-async function apiKeyRows(app: TestApp): Promise<Record<string, unknown>[]> {
-  const { rows } = await app.db.query('SELECT * FROM api_keys ORDER BY appname');
-  return rows;
+/** Every key and every user, all columns, the appkey's digest and ciphertext and the password hash included. */
+async function principalRows(app: TestApp): Promise<Record<string, unknown>[][]> {
+  const { rows: keys } = await app.db.query('SELECT * FROM api_keys ORDER BY appname');
+  const { rows: users } = await app.db.query('SELECT * FROM users ORDER BY username');
+  return [keys, users];
 }
 
 /** "GET /path" for every operation of an OpenAPI document that requires the bearerAuth scheme. */

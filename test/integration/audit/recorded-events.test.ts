@@ -375,14 +375,14 @@ describe('the audit trail records each security event', () => {
       expect(await eventsAbout(username)).toEqual([{ ...byTheCli, type: 'user.created', username, details: { role: 'editor' } }]);
     });
 
-    it('when a user’s role is changed, then user.role_changed shows the role before and after', async () => {
+    it('when a user’s role is changed, then user.updated shows the role before and after', async () => {
       const { username } = await createUser(t, { role: 'viewer' });
 
       await t.services.users.setRole(username, 'admin', CLI_CONTEXT);
 
       expect((await eventsAbout(username))[0]).toEqual({
         ...byTheCli,
-        type: 'user.role_changed',
+        type: 'user.updated',
         username,
         details: { role_before: 'viewer', role_after: 'admin' },
       });
@@ -399,12 +399,20 @@ describe('the audit trail records each security event', () => {
       expect(JSON.stringify(events)).not.toContain(newPassword);
     });
 
-    it('when a user is disabled, then user.disabled is recorded', async () => {
+    it('when a user is disabled, then user.updated shows disabled before and after', async () => {
       const { username } = await createUser(t, { role: 'viewer' });
 
       await t.services.users.disable(username, CLI_CONTEXT);
 
-      expect((await eventsAbout(username))[0]).toEqual({ ...byTheCli, type: 'user.disabled', username, details: {} });
+      expect((await eventsAbout(username))[0]).toEqual({ ...byTheCli, type: 'user.updated', username, details: { disabled_before: false, disabled_after: true } });
+    });
+
+    it('when a change changes nothing (the role it already has), then no event is recorded', async () => {
+      const { username } = await createUser(t, { role: 'viewer' });
+
+      await t.services.users.setRole(username, 'viewer', CLI_CONTEXT);
+
+      expect((await eventsAbout(username)).map((e) => e.type)).toEqual(['user.created']);
     });
 
     it('when a user is deleted, then user.deleted is recorded and the user’s earlier events remain', async () => {

@@ -144,10 +144,13 @@ describe('POST /oauth2/token: token exchange (RFC 8693)', () => {
       const create = await t.http().post('/api/v1/api-keys').set(bearer(readOnly)).send({ appname: randomName('nope'), roles: [] });
       const audit = await t.http().get('/api/v1/audit-events').set(bearer(readOnly));
 
+      const me = await t.http().get('/api/v1/me').set(bearer(readOnly));
+
       expect(list.status).toBe(200);
       expectError(create, 403, 'Forbidden');
       expectError(audit, 403, 'Forbidden');
       expect(await introspected(readOnly)).toEqual(expect.objectContaining({ active: true, scope: 'api-keys:read' }));
+      expect(me.body.data).toEqual(expect.objectContaining({ name: admin.username, scope: 'api-keys:read', expires_at: claimsOf(readOnly).exp }));
     });
 
     it('when a token is exchanged for another audience, then this service’s routes refuse it, and introspection describes it', async () => {

@@ -21,6 +21,12 @@ const ROUTES: Record<string, string[]> = {
   '/api/v1/webhooks/{id}/rotate-secret': ['post'],
   '/api/v1/webhooks/{id}/deliveries': ['get'],
   '/api/v1/webhooks/{id}/test': ['post'],
+  '/api/v1/users': ['get', 'post'],
+  '/api/v1/users/{username}': ['get', 'put', 'delete'],
+  '/api/v1/users/{username}/password': ['put'],
+  '/api/v1/me': ['get'],
+  '/api/v1/me/password': ['put'],
+  '/console/session': ['put', 'post', 'delete'],
   '/api/v1/auth/token': ['post'],
   '/api/auth/bearer/token': ['post'],
   '/api/auth/bearer/refresh': ['post'],
@@ -77,23 +83,26 @@ describe('OpenAPI document', () => {
     expect(listed).toEqual(Object.fromEntries(Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()])));
   });
 
-  it('when the operations are listed, then key operations, the audit trail, webhooks and introspection need bearerAuth or dpopAuth, the OAuth endpoints take client authentication, others none, and each has a default error', () => {
+  it('when the operations are listed, then key operations, the audit trail, webhooks, users, me and introspection need bearerAuth or dpopAuth, the OAuth endpoints take client authentication, the console session its cookie, others none, and each has a default error', () => {
     const accessToken = [{ bearerAuth: [] }, { dpopAuth: [] }];
     const security: Record<string, unknown> = {
       '/oauth2/token': [{}, { clientBasic: [] }],
       '/oauth2/revoke': [{}, { clientBasic: [] }],
       '/oauth2/introspect': [...accessToken, { clientBasic: [] }],
+      'post /console/session': [{ consoleSessionCookie: [] }],
+      'delete /console/session': [{ consoleSessionCookie: [] }],
     };
-    for (const { path, operation } of operations(served)) {
-      const needsBearer =
-        path.startsWith('/api/v1/api-keys') || path.startsWith('/api/v1/webhooks') || path === '/api/v1/audit-events' || path === '/api/auth/bearer/introspect';
-      expect(operation.security).toEqual(security[path] ?? (needsBearer ? accessToken : undefined));
+    const bearerPaths = /^\/api\/v1\/(api-keys|audit-events$|webhooks|users|me)|^\/api\/auth\/bearer\/introspect$/;
+    for (const { path, method, operation } of operations(served)) {
+      const needsBearer = bearerPaths.test(path);
+      expect([method, path, operation.security]).toEqual([method, path, security[`${method} ${path}`] ?? security[path] ?? (needsBearer ? accessToken : undefined)]);
       expect(operation.responses.default).toEqual({ $ref: '#/components/responses/UnexpectedError' });
     }
     expect(served.components.securitySchemes).toEqual({
       bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
       dpopAuth: expect.objectContaining({ type: 'http', scheme: 'dpop' }),
       clientBasic: expect.objectContaining({ type: 'http', scheme: 'basic' }),
+      consoleSessionCookie: expect.objectContaining({ type: 'apiKey', in: 'cookie', name: '__Secure-console_session' }),
     });
     expect(operations(served).map((o) => o.operation.operationId)).toEqual(
       expect.arrayContaining([

@@ -60,7 +60,7 @@ describe('the first admin', () => {
     }, 60_000);
   });
 
-  it('when no user exists and no bootstrap admin is set, then the generated password goes to a 0600 file in DATA_DIR that the log names, and never to the output', async () => {
+  it('when no user exists and no bootstrap admin is set, then the generated password goes to a 0600 file in DATA_DIR that the log names, never to the output, and the admin changes it while the service runs', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'first-admin-'));
     try {
       const server = await start({ DATA_DIR: dataDir });
@@ -72,7 +72,20 @@ describe('the first admin', () => {
       expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
       expect(server.output()).toContain(file);
       expect(server.output()).not.toContain(password);
-      expect((await login(server, 'admin', password)).status).toBe(200);
+      // Where to change it while the service runs: the console, not the command line (which cannot open the embedded database beside it).
+      expect(server.output()).toContain('/console/, change it there with \\"Change password\\"');
+      expect(server.output()).not.toContain('users set-password');
+      const signedIn = await login(server, 'admin', password);
+      expect(signedIn.status).toBe(200);
+
+      const changed = await fetch(`${server.baseUrl}/api/v1/me/password`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${((await signedIn.json()) as { access_token: string }).access_token}` },
+        body: JSON.stringify({ current_password: password, new_password: 'the-admins-own-password' }),
+      });
+      expect(changed.status).toBe(204);
+      expect((await login(server, 'admin', 'the-admins-own-password')).status).toBe(200);
+      expect((await login(server, 'admin', password)).status).toBe(401);
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
