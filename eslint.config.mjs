@@ -16,6 +16,7 @@ const FLOORS = [
   'http', // middleware: body parsing, validation, authentication, rate limits, errors
   'metrics',
   'signing-keys',
+  'dpop', // DPoP proofs (RFC 9449): checked with jose, spent once across instances
   'sessions',
   'bearer',
   'users',

@@ -59,7 +59,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
 
   // Busiest first: every request walks the routers in this order until one matches.
   app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyRoutesAuthenticator, rateLimits));
-  app.use(tokensRouter(services.grants, rateLimits));
+  app.use(tokensRouter(services.grants, rateLimits, services.dpop));
   app.use(jwksRouter(services.signingKeys));
   app.use(
     oauthRouter({

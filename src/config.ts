@@ -8,6 +8,7 @@ import { tokensEnv, tokensSettings } from './config/tokens.env';
 import { rateLimitsEnv, rateLimitsSettings } from './config/rate-limits.env';
 import { redisEnv, redisSettings } from './config/redis.env';
 import { webhooksEnv, webhooksSettings } from './config/webhooks.env';
+import { exchangeEnv, exchangeSettings } from './config/exchange.env';
 
 export type * from './config/config.types';
 
@@ -20,9 +21,10 @@ export const ENV_SECTIONS = {
   'Rate limits': rateLimitsEnv,
   Redis: redisEnv,
   Webhooks: webhooksEnv,
+  'Token exchange': exchangeEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...webhooksEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...webhooksEnv, ...exchangeEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -48,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...rateLimitsSettings(e),
     ...redisSettings(e),
     ...webhooksSettings(e),
+    ...exchangeSettings(e),
   });
   const settingProblems = crossSettingProblems(config);
   if (settingProblems.length) throw new ConfigError(settingProblems);

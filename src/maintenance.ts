@@ -5,6 +5,7 @@ import { deleteEndedSessions } from './sessions/pruning';
 import { clearEndedGraces } from './api-keys/api-keys.repository';
 import { pruneAuditEvents } from './audit-trail/audit-trail';
 import { pruneFinishedDeliveries } from './webhooks/deliveries.repository';
+import { deleteSpentDpopProofs } from './dpop/proof-replay';
 
 /** Rows one batch deletes at most: a large backlog is pruned in short transactions that never hold many row locks. */
 export const PRUNING_BATCH_SIZE = 1_000;
@@ -21,7 +22,7 @@ export interface MaintenanceSettings {
   webhookRetentionDays: number;
 }
 
-export type PruningJob = 'replayRecords' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
+export type PruningJob = 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
 
 export interface MaintenanceReport {
   /**
@@ -38,6 +39,7 @@ type Prune = (tx: Queryable, batchSize: number) => Promise<number>;
 function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
   return [
     ['replayRecords', (tx, n) => deleteExpiredRequestTokenJtis(tx, settings.clockTolerance, n)],
+    ['dpopProofs', (tx, n) => deleteSpentDpopProofs(tx, settings.clockTolerance, n)],
     ['sessions', (tx, n) => deleteEndedSessions(tx, n)],
     ['graces', (tx, n) => clearEndedGraces(tx, n)],
     // The retention is the database's (written at start as the schema owner), not this instance's:
@@ -48,7 +50,7 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
 }
 
 /**
- * One round of pruning: spent replay records, ended sessions, ended graces, audit events past
+ * One round of pruning: spent replay records (of request tokens and of DPoP proofs), ended sessions, ended graces, audit events past
  * their retention and finished webhook messages past theirs, each in batches of at most `batchSize` rows until a batch comes back short. Each
  * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
  * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
@@ -61,7 +63,10 @@ export async function runMaintenance(
   options: { batchSize?: number; stopping?: () => boolean } = {},
 ): Promise<MaintenanceReport> {
   const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
-  const report: MaintenanceReport = { skipped: false, batches: { replayRecords: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] } };
+  const report: MaintenanceReport = {
+    skipped: false,
+    batches: { replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] },
+  };
   for (const [job, prune] of jobsOf(settings)) {
     for (;;) {
       if (options.stopping?.()) return report;

@@ -33,6 +33,11 @@ export interface Config {
   readonly issuer: string;
   /** The `aud` of access tokens: every resource server checks it (AUDIENCE, default the issuer). */
   readonly audience: string;
+  /**
+   * What else a token exchange may name as its `audience` or `resource` besides `audience`
+   * (EXCHANGE_AUDIENCES); an exchanged token for one of them is refused by this service's own routes.
+   */
+  readonly exchangeAudiences: readonly string[];
   /** The client a user's tokens are for when the login named none (DEFAULT_CLIENT_ID). */
   readonly defaultClientId: string;
   /**

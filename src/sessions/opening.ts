@@ -4,6 +4,7 @@ import { auditInsertFrom } from '../audit-trail/audit-trail';
 import type { RequestOrigin } from '../shared/audit-context';
 import type { Role } from '../shared/principals';
 import { appkeyGenerationValid } from './appkey-generations';
+import type { DpopProofRecord } from '../dpop/proof-replay';
 import { originColumns, originColumnsOf, originParams, originValues, scopeGrantedBy, timesOf, type SessionTimes } from './statement-parts';
 
 export interface NewSession {
@@ -20,6 +21,8 @@ export interface NewSession {
 export interface SessionGrant {
   /** The scope asked for; null: all the principal's role grants. */
   scope: string | null;
+  /** The thumbprint of the DPoP key the session's tokens are bound to (migrations/0035); null: bearer tokens. */
+  dpopJkt: string | null;
 }
 
 /** A user's login also names the client it is for, and whether that client gets an ID token. */
@@ -44,10 +47,10 @@ const OPEN_USER_SESSION = (() => {
     `WITH holder AS (
        SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR NO KEY UPDATE
      ), opened AS (
-       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at, client_id, scope, id_token_client)
+       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at, client_id, scope, id_token_client, dpop_jkt)
        SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int)),
-              $12::text, $13::text, $14::boolean
-           FROM holder
+              $12::text, $13::text, $14::boolean, $15::text
+         FROM holder
         WHERE ${scopeGrantedBy('$13::text', 'holder.role')}
        RETURNING id, refresh_expires_at, created_at
      ), stamped AS (
@@ -93,6 +96,7 @@ export async function openUserSession(
     s.clientId,
     s.scope,
     s.idToken,
+    s.dpopJkt,
   ]);
   const row = rows[0];
   if (!row) return undefined;
@@ -104,7 +108,15 @@ export async function openUserSession(
  * An API key's login: by a request token (whose `jti` is recorded until `jtiExpiresAt`, so it cannot
  * be replayed), or by its appkey itself as a client secret (no token: `jti` null).
  */
-export type ApiKeyLogin = NewSession & SessionGrant & { apiKeyId: string; keyGeneration: number; jti: string | null; jtiExpiresAt: number | null };
+export type ApiKeyLogin = NewSession &
+  SessionGrant & {
+    apiKeyId: string;
+    keyGeneration: number;
+    jti: string | null;
+    jtiExpiresAt: number | null;
+    /** The replay record of the request's DPoP proof (dpop/proof-replay.ts), spent by the login itself; null: no proof. */
+    dpopProof: DpopProofRecord | null;
+  };
 
 const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'session_id', type: 'uuid', of: (l) => l.id },
@@ -117,13 +129,18 @@ const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'refresh_ttl', type: 'int', of: (l) => l.refreshTtlSeconds },
   { name: 'max_ttl', type: 'int', of: (l) => l.maxTtlSeconds },
   { name: 'scope', type: 'text', of: (l) => l.scope },
+  { name: 'dpop_jkt', type: 'text', of: (l) => l.dpopJkt },
+  { name: 'dpop_digest', type: 'bytea', of: (l) => l.dpopProof?.digest ?? null },
+  { name: 'dpop_expires_at', type: 'float8', of: (l) => l.dpopProof?.expiresAt ?? null },
   ...originColumns(),
 ];
 
 /**
- * The logins of one or more API keys in one statement and one commit. Per login: the jti recorded
- * (its primary key refuses a replay) and, for a fresh jti, last login stamped, session opened and the
- * event recorded. One row back per login.
+ * The logins of one or more API keys in one statement and one commit. Per login: its DPoP proof spent
+ * (a proof presented before, or twice in the batch, opens nothing and spends nothing else), the jti
+ * recorded (its primary key refuses a replay) and, for a fresh jti, last login stamped, session opened
+ * and the event recorded. One row back per login. The proof is spent here rather than by a statement
+ * of its own: client credentials with DPoP then cost one commit, not two (docs/token-exchange-and-dpop.md).
  *
  * The exchange may have verified with cached appkeys, so a login counts only while its key is still
  * that id and the appkey's generation is still valid. Those rows are locked first, in id order: a
@@ -145,26 +162,39 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
    ), permitted AS (
      -- A scope the key's role does not grant now opens nothing and spends nothing (not even the jti).
      SELECT * FROM valid WHERE scope_granted
+   ), proof_first AS (
+     -- The same DPoP proof twice in one batch: only the first may spend it.
+     SELECT DISTINCT ON (dpop_digest) ord, dpop_digest, dpop_expires_at FROM permitted WHERE dpop_digest IS NOT NULL ORDER BY dpop_digest, ord
+   ), spent AS (
+     -- As dpop/proof-replay.ts spends a proof: a record still running refuses it; an ended one not yet pruned is renewed.
+     INSERT INTO dpop_proof_jtis (digest, expires_at)
+     SELECT dpop_digest, to_timestamp(dpop_expires_at) FROM proof_first
+     ON CONFLICT (digest) DO UPDATE SET expires_at = excluded.expires_at WHERE dpop_proof_jtis.expires_at < now()
+     RETURNING digest
+   ), proven AS (
+     SELECT permitted.* FROM permitted
+      WHERE permitted.dpop_digest IS NULL
+         OR permitted.ord IN (SELECT proof_first.ord FROM proof_first JOIN spent ON spent.digest = proof_first.dpop_digest)
    ), recorded AS (
      INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM permitted WHERE jti IS NOT NULL
+     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM proven WHERE jti IS NOT NULL
      ON CONFLICT DO NOTHING
      RETURNING api_key_id, jti
    ), fresh AS (
      -- The same token twice in one batch: the first gets the session, the second is a replay.
      -- A login without a token (jti NULL) is never a replay, and each is a login of its own.
-     SELECT DISTINCT ON (permitted.api_key_id, permitted.jti, CASE WHEN permitted.jti IS NULL THEN permitted.ord END) permitted.*
-       FROM permitted LEFT JOIN recorded ON recorded.api_key_id = permitted.api_key_id AND recorded.jti = permitted.jti
-      WHERE permitted.jti IS NULL OR recorded.jti IS NOT NULL
-      ORDER BY permitted.api_key_id, permitted.jti, CASE WHEN permitted.jti IS NULL THEN permitted.ord END, permitted.ord
+     SELECT DISTINCT ON (proven.api_key_id, proven.jti, CASE WHEN proven.jti IS NULL THEN proven.ord END) proven.*
+       FROM proven LEFT JOIN recorded ON recorded.api_key_id = proven.api_key_id AND recorded.jti = proven.jti
+      WHERE proven.jti IS NULL OR recorded.jti IS NOT NULL
+      ORDER BY proven.api_key_id, proven.jti, CASE WHEN proven.jti IS NULL THEN proven.ord END, proven.ord
    ), login AS (
      UPDATE api_keys SET last_login = latest.issued_at, last_ip = latest.client_address
        FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address FROM fresh ORDER BY api_key_id, ord DESC) AS latest
       WHERE api_keys.id = latest.api_key_id
    ), opened AS (
-     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at, scope)
+     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at, scope, dpop_jkt)
      SELECT session_id, api_key_id, key_generation, refresh_jti,
-            to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl)), scope
+            to_timestamp(issued_at), to_timestamp(issued_at + max_ttl), to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl)), scope, dpop_jkt
        FROM fresh
      RETURNING id, ${timesOf('sessions')}
    ), audit AS (
@@ -176,9 +206,11 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
        details: "jsonb_build_object('route', fresh.route, 'session_id', fresh.session_id)",
      })}
    )
-   SELECT valid.ord IS NOT NULL AS key_valid, valid.scope_granted, valid.role, opened.refresh_expires_at, opened.created_at
+   SELECT valid.ord IS NOT NULL AS key_valid, valid.scope_granted, proven.ord IS NOT NULL AS proof_fresh, valid.role,
+          opened.refresh_expires_at, opened.created_at
      FROM req
      LEFT JOIN valid USING (ord)
+     LEFT JOIN proven USING (ord)
      LEFT JOIN opened ON opened.id = req.session_id
     ORDER BY req.ord`,
 );
@@ -188,17 +220,21 @@ export type ApiKeySessionOutcome =
   /**
    * Nothing opened. `stale`: the key is gone or the appkey's generation is no longer valid, and
    * nothing was written; `scope`: the key's role does not grant the scope asked for, and nothing was
-   * written; `replayed`: the jti was used before.
+   * written; `proof_replayed`: the DPoP proof was presented before, and nothing else was written;
+   * `replayed`: the jti was used before.
    */
-  | { opened: false; refused: 'stale' | 'scope' | 'replayed' };
+  | { opened: false; refused: 'stale' | 'scope' | 'proof_replayed' | 'replayed' };
 
 /** The logins of API keys, all in one statement (one round trip, one commit); one outcome per login, in order. */
 export async function openApiKeySessions(q: Queryable, logins: ApiKeyLogin[]): Promise<ApiKeySessionOutcome[]> {
-  type Row = { key_valid: boolean; scope_granted: boolean | null; role: Role | null } & { [K in keyof SessionTimes]: SessionTimes[K] | null };
+  type Row = { key_valid: boolean; scope_granted: boolean | null; proof_fresh: boolean; role: Role | null } & {
+    [K in keyof SessionTimes]: SessionTimes[K] | null;
+  };
   const { rows } = await q.queryPrepared<Row>(OPEN_API_KEY_SESSIONS, unnestValues(LOGIN_COLUMNS, logins));
-  return rows.map(({ key_valid, scope_granted, role, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
+  return rows.map(({ key_valid, scope_granted, proof_fresh, role, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
     if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at } };
     if (!key_valid) return { opened: false, refused: 'stale' };
-    return { opened: false, refused: scope_granted ? 'replayed' : 'scope' };
+    if (!scope_granted) return { opened: false, refused: 'scope' };
+    return { opened: false, refused: proof_fresh ? 'replayed' : 'proof_replayed' };
   });
 }

@@ -7,6 +7,7 @@ export const AUDIT_EVENT_TYPES = [
   'api_key.regenerated',
   'api_key.deleted',
   'token.issued',
+  'token.exchanged',
   'login.failed',
   'login.throttled',
   'refresh_token.reused',

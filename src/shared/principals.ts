@@ -50,20 +50,26 @@ export function scopeWithin(scope: string, allowed: readonly string[]): boolean 
   return scopeWords(scope).every((word) => word === 'openid' || allowed.includes(word));
 }
 
-/** What a session may do now: its granted scope (null: all the role grants) within what the role grants. */
-export function effectiveScopes(role: Role | null, granted: string | null): readonly ApiScope[] {
-  const ofRole = scopesOf(role);
-  if (granted === null) return ofRole;
-  const words = scopeWords(granted);
-  return ofRole.filter((scope) => words.includes(scope));
+/**
+ * What a call with a token may do now: the scope the token claims, within its session's granted
+ * scope (null: all the role grants) and what the role grants now. The token's own claim counts, as
+ * an exchanged token shares its subject's session but may claim less than the session holds; the
+ * session's counts too, so a refresh that narrows it narrows the tokens issued before at once.
+ */
+export function effectiveScopes(role: Role | null, granted: string | null, claimed: string): readonly ApiScope[] {
+  const held = scopeWords(heldScope(role, granted));
+  const words = scopeWords(claimed);
+  return scopesOf(role).filter((scope) => held.includes(scope) && words.includes(scope));
 }
 
-/** The scope a session holds now, as a token would state it: the granted words (null: all of the role's, and openid) the role still allows. */
-export function heldScope(role: Role | null, granted: string | null): string {
-  if (granted === null) return scopeFor(role);
-  return scopeWords(granted)
-    .filter((word) => word === 'openid' || scopesOf(role).includes(word as ApiScope))
-    .join(' ');
+/**
+ * The scope a session holds now, as a token would state it: the granted words (null: all of the
+ * role's, and openid) the role still allows; with `claimed`, only those of its words (a token's
+ * scope, which may be narrower than its session's).
+ */
+export function heldScope(role: Role | null, granted: string | null, claimed?: string): string {
+  const held = granted === null ? scopeWords(scopeFor(role)) : scopeWords(granted).filter((word) => word === 'openid' || scopesOf(role).includes(word as ApiScope));
+  return claimed === undefined ? held.join(' ') : scopeWords(claimed).filter((word) => held.includes(word)).join(' ');
 }
 
 /** Whether `after` grants less than `before` (no role is below every role). */

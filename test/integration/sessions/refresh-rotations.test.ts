@@ -31,6 +31,7 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
       sessionId: claims.sid,
       principalId: claims.sub,
       presentedJti: claims.jti,
+      dpopJkt: null,
       newJti: randomUUID(),
       refreshTtlSeconds: 1800,
       origin: { clientAddress: '192.0.2.8', requestId: randomUUID(), route: '/api/auth/bearer/refresh' },
