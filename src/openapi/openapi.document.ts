@@ -11,6 +11,7 @@ import { describeOAuthRoutes } from '../oauth/oauth.openapi';
 import { describeJwksRoutes } from '../signing-keys/jwks.openapi';
 import { describeHealthRoutes } from '../health/health.openapi';
 import { describeMetricsRoutes } from '../metrics/metrics.openapi';
+import { describeHomeRoutes } from '../home/home.openapi';
 import { errorBody, errorBodyOf } from './error.responses';
 import { componentSchemas, mergeDistinct, openApiDocumentOutline } from './openapi.schemas';
 
@@ -103,6 +104,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     describeJwksRoutes(),
     describeHealthRoutes(),
     describeOpenApiRoutes(),
+    describeHomeRoutes(),
     ...(options.metrics ? [describeMetricsRoutes(options.metrics === 'admin')] : []),
   ];
   return {
@@ -124,7 +126,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
         description:
           'The standard OAuth 2.0 endpoints: one token endpoint for every grant (RFC 6749) with token exchange (RFC 8693) and DPoP-bound tokens (RFC 9449), revocation (RFC 7009), introspection (RFC 7662).',
       },
-      { name: 'Platform', description: 'Health, signing keys, discovery and this document; no token needed.' },
+      { name: 'Platform', description: 'Health, signing keys, discovery, this document and the front door; no token needed.' },
       { name: 'Console', description: 'The admin console\'s session route (served while CONSOLE_ENABLED): its refresh token in a cookie, for the console\'s own page only.' },
     ],
     paths: mergeDistinct('path', described.map((d) => d.paths)),

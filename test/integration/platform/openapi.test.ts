@@ -12,6 +12,7 @@ const OPENAPI = '/api/v1/openapi.json';
 
 /** Every route of the service, with its operations. */
 const ROUTES: Record<string, string[]> = {
+  '/': ['get'],
   '/api/v1/api-keys': ['get', 'post'],
   '/api/v1/api-keys/{appname}': ['get', 'put', 'delete'],
   '/api/v1/api-keys/{appname}/regen': ['put'],
