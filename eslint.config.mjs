@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 /**
  * The floors of src/, lowest first: a folder may import its own files, the folders on lower floors,
  * and the ground-floor files config.ts (with its sections in config/) and logger.ts; never a folder above it, nor the app files
- * at the top (app, services, runtime, maintenance, server, main). README "Layout" draws this list.
+ * at the top (app, services, runtime, maintenance, server, main). docs/development.md, "Floors", draws this list.
  */
 const FLOORS = [
   'shared', // the words: principals, roles, scopes, errors, audit context, names, envelope, paths
@@ -17,6 +17,7 @@ const FLOORS = [
   'metrics',
   'signing-keys',
   'key-policies', // a key's policy: its checks (the judge), rate counters, credits, and their SQL
+  'dpop', // DPoP proofs (RFC 9449): checked with jose, spent once across instances
   'sessions',
   'bearer',
   'users',
@@ -27,8 +28,10 @@ const FLOORS = [
   'audit-events',
   'webhooks', // endpoints API, the outbox's dispatcher, signing and address checks
   'health',
+  'home', // GET /: the redirect to the console, or the index of links
   'openapi',
   'console', // serves the built admin console (its source is console/, outside src/)
+  'api-reference', // serves the built API reference (Swagger UI; its build is api-reference/, outside src/)
   'cli', // the top: the command line may use the app files too
 ];
 const APP_FILES = ['app', 'services', 'runtime', 'maintenance', 'server', 'main'];

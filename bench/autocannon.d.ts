@@ -17,6 +17,8 @@ declare module 'autocannon' {
       connections?: number;
       pipelining?: number;
       duration?: number;
+      /** Stop after this many requests instead of after `duration`. */
+      amount?: number;
       timeout?: number;
       method?: string;
       headers?: Record<string, string>;

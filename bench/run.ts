@@ -24,10 +24,11 @@ import { measureSide, type Measurement } from './harness/load';
 import { killStartedProcesses } from '../scripts/harness/node-process';
 import { ROOT } from './harness/processes';
 import { createKey, mapLimit, passwordGrant, startFlags, startService, type ServiceSettings } from './harness/service';
-import { scenarios, type BenchContext, type Dataset, type Scenario } from './scenarios';
+import { scenarios, type BenchContext, type Dataset, type Scenario, type Side } from './scenarios';
 import { millionScenarios, MILLION_IDS, pagingRun, PAGING_ID, type PagingResult } from './scenarios/million';
 import { policyScenario } from './scenarios/key-policies';
 import { webhooksScenario } from './scenarios/webhooks';
+import { exchangeDpopScenarios } from './scenarios/exchange-dpop';
 
 const RSS_TARGET = 1.2;
 
@@ -58,7 +59,7 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const only = value('--only')?.split(',');
-  const known = [...scenarios.map((s) => s.id), policyScenario.id, webhooksScenario.id, ...MILLION_IDS, PAGING_ID];
+  const known = [...scenarios.map((s) => s.id), policyScenario.id, ...exchangeDpopScenarios.map((s) => s.id), webhooksScenario.id, ...MILLION_IDS, PAGING_ID];
   const unknown = only?.filter((id) => !known.includes(id));
   if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
   return {
@@ -151,7 +152,7 @@ async function runScenario(s: Scenario, ctx: BenchContext, o: Options): Promise<
       const order = r % 2 === 0 ? [ours, floor] : [floor, ours];
       const m = new Map<string, Measurement>();
       for (const side of order) {
-        const result = await measureSide(side.handle.baseUrl, side.handle.pid, side.plan, o.warmup, o.duration, o.connections);
+        const result = await measureOnceMore(s.id, side, o);
         m.set(side.label, result);
         log(
           `  ${s.id} round ${r + 1} ${side.label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
@@ -187,6 +188,22 @@ async function runScenario(s: Scenario, ctx: BenchContext, o: Options): Promise<
     rssMet: rssTarget === null || rssRatio <= rssTarget,
     extra: s.extra?.(),
   };
+}
+
+/**
+ * One side of one round. A side that got no answer at all (no 2xx, no other status) is measured once
+ * more after the database has settled: on a busy machine a short window can fall entirely behind a
+ * checkpoint (after seeding a hundred thousand keys, every commit waited on it and the server sat at
+ * 1 % CPU). Any answer, a non-2xx included, stands; a service that answers nothing twice still fails.
+ */
+async function measureOnceMore(id: string, side: Side, o: Options): Promise<Measurement> {
+  const measure = () => measureSide(side.handle.baseUrl, side.handle.pid, side.plan, o.warmup, o.duration, o.connections);
+  const first = await measure();
+  if (first.ok + first.non2xx > 0) return first;
+  log(`  ${id} ${side.label}: no answer in ${o.duration} s (server CPU ${first.serverCpuPct.toFixed(0)} %); letting the database settle (CHECKPOINT), then once more`);
+  await query('postgres', (c) => c.query('CHECKPOINT'));
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  return measure();
 }
 
 const f0 = (n: number) => n.toFixed(0);
@@ -244,7 +261,9 @@ async function machine(db: string) {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  const selected = [...scenarios, policyScenario, webhooksScenario, ...millionScenarios(o.millionKeys)].filter((s) => !o.only || o.only.includes(s.id));
+  const selected = [...scenarios, policyScenario, ...exchangeDpopScenarios, webhooksScenario, ...millionScenarios(o.millionKeys)].filter(
+    (s) => !o.only || o.only.includes(s.id),
+  );
   const paging = !o.only || o.only.includes(PAGING_ID);
   if (o.build) build();
   const profileDir = path.join(__dirname, 'results', 'profiles');

@@ -21,14 +21,16 @@ import { buildOpenApiDocument } from './openapi/openapi.document';
 import { openApiRouter } from './openapi/openapi.router';
 import { requestMetrics } from './metrics/request-metrics';
 import type { Metrics } from './metrics/metrics';
-import { metricsRouter } from './metrics/metrics.router';
+import { metricsElsewhereRouter, metricsRouter } from './metrics/metrics.router';
 import { consoleRouter } from './console/console.router';
+import { apiReferenceRouter } from './api-reference/api-reference.router';
+import { homeRouter } from './home/home.router';
 import { consoleSessionRouter } from './console-session/console-session.router';
 import { usersRouter } from './users/users.router';
 import { meRouter } from './users/me.router';
 
 export interface AppDeps {
-  config: Pick<Config, 'env' | 'trustProxy' | 'issuer' | 'metrics' | 'console'>;
+  config: Pick<Config, 'env' | 'trustProxy' | 'issuer' | 'metrics' | 'console' | 'apiReference'>;
   logger: Logger;
   services: Services;
   /** From loadRateLimits: the configured limits, or pass-through when they are off. */
@@ -57,7 +59,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
 
   // Busiest first: every request walks the routers in this order until one matches.
   app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyPolicies, services.keyRoutesAuthenticator, rateLimits));
-  app.use(tokensRouter(services.grants, rateLimits));
+  app.use(tokensRouter(services.grants, rateLimits, services.dpop));
   app.use(jwksRouter(services.signingKeys));
   app.use(
     oauthRouter({
@@ -87,12 +89,16 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   if (metricsHere) {
     const guard = metricsGuarded ? { authenticator: services.authenticator, bearerFailures: rateLimits.bearerFailures } : undefined;
     app.use(metricsRouter(metrics, guard));
+  } else {
+    app.use(metricsElsewhereRouter(metrics ? 'own-port' : 'disabled'));
   }
-  // Off, /console/ is left to the 404 below like any unknown path.
+  // Off, /console/ and /api-reference/ are left to the 404 below like any unknown path.
   if (config.console.enabled) {
     app.use(PATHS.consoleSession, consoleSessionRouter(services.grants.refresh, services.revocation, rateLimits));
     app.use(PATHS.console, consoleRouter(config.console, logger));
   }
+  if (config.apiReference.enabled) app.use(PATHS.apiReference, apiReferenceRouter(config.apiReference, logger));
+  app.use(homeRouter({ console: config.console.enabled, apiReference: config.apiReference.enabled }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

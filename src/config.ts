@@ -9,6 +9,7 @@ import { rateLimitsEnv, rateLimitsSettings } from './config/rate-limits.env';
 import { keyPoliciesEnv, keyPoliciesSettings } from './config/key-policies.env';
 import { redisEnv, redisSettings } from './config/redis.env';
 import { webhooksEnv, webhooksSettings } from './config/webhooks.env';
+import { exchangeEnv, exchangeSettings } from './config/exchange.env';
 
 export type * from './config/config.types';
 
@@ -22,9 +23,10 @@ export const ENV_SECTIONS = {
   Redis: redisEnv,
   'Key policies': keyPoliciesEnv,
   Webhooks: webhooksEnv,
+  'Token exchange': exchangeEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...keyPoliciesEnv, ...webhooksEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...keyPoliciesEnv, ...webhooksEnv, ...exchangeEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -51,6 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...keyPoliciesSettings(e),
     ...redisSettings(e),
     ...webhooksSettings(e),
+    ...exchangeSettings(e),
   });
   const settingProblems = crossSettingProblems(config);
   if (settingProblems.length) throw new ConfigError(settingProblems);

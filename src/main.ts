@@ -1,6 +1,7 @@
 import { config as loadDotenv } from 'dotenv';
-import { ConfigError, loadConfig } from './config';
-import { createLogger } from './logger';
+import { ConfigError, loadConfig, type Config } from './config';
+import { createLogger, type Logger } from './logger';
+import { PATHS } from './shared/paths';
 import { startServer } from './server';
 
 /** Loads the configuration, starts the service, and stops it gracefully on SIGTERM or SIGINT (exit 0). */
@@ -9,6 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const running = await startServer(config, logger, { createFirstAdmin: true });
+  announcePages(config, logger, running.url);
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -22,6 +24,19 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+}
+
+/** The start log's pointer for a person: where the console and the API reference are. */
+function announcePages(config: Config, logger: Logger, url: string): void {
+  // Listening on every interface, the server names loopback by address; the issuer's default names it localhost.
+  const base = url.replace('//127.0.0.1:', '//localhost:');
+  const pages = {
+    ...(config.console.enabled && { console: `${base}${PATHS.console}/` }),
+    ...(config.apiReference.enabled && { apiReference: `${base}${PATHS.apiReference}/` }),
+  };
+  const names = { console: 'admin console', apiReference: 'API reference' };
+  const said = Object.entries(pages).map(([page, at]) => `${names[page as keyof typeof names]} at ${at}`);
+  if (said.length) logger.info(pages, `ready: ${said.join(', ')}`);
 }
 
 main().catch((err: unknown) => {

@@ -8,6 +8,7 @@ import { disableIdleApiKeys, recordExpiredApiKeys } from './api-keys/key-switche
 import { systemClock, type Clock } from './key-policies/policy';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
 import { pruneFinishedDeliveries } from './webhooks/deliveries.repository';
+import { deleteSpentDpopProofs } from './dpop/proof-replay';
 
 /** Rows one batch deletes at most: a large backlog is pruned in short transactions that never hold many row locks. */
 export const PRUNING_BATCH_SIZE = 1_000;
@@ -26,7 +27,7 @@ export interface MaintenanceSettings {
   clock?: Clock;
 }
 
-export type PruningJob = 'idleKeys' | 'expiredKeys' | 'replayRecords' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
+export type PruningJob = 'idleKeys' | 'expiredKeys' | 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
 
 export interface MaintenanceReport {
   /**
@@ -47,6 +48,7 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
     ['idleKeys', (tx, n) => disableIdleApiKeys(tx, n, now())],
     ['expiredKeys', (tx, n) => recordExpiredApiKeys(tx, SYSTEM_CONTEXT, n, now())],
     ['replayRecords', (tx, n) => deleteExpiredRequestTokenJtis(tx, settings.clockTolerance, n)],
+    ['dpopProofs', (tx, n) => deleteSpentDpopProofs(tx, settings.clockTolerance, n)],
     ['sessions', (tx, n) => deleteEndedSessions(tx, n)],
     ['graces', (tx, n) => clearEndedGraces(tx, n)],
     // The retention is the database's (written at start as the schema owner), not this instance's:
@@ -58,9 +60,9 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
 
 /**
  * One round: keys idle past their policy's rule turned off, keys past their expiry recorded
- * (api_key.expired, once each), then pruning of spent replay records, ended sessions, ended graces,
- * audit events past their retention and finished webhook messages past theirs, each in batches of at
- * most `batchSize` rows until a batch comes back short. Each
+ * (api_key.expired, once each), then pruning of spent replay records (of request tokens and of DPoP
+ * proofs), ended sessions, ended graces, audit events past their retention and finished webhook
+ * messages past theirs, each in batches of at most `batchSize` rows until a batch comes back short. Each
  * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
  * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
  * this round stops, so N instances never prune the same rows at once and most rounds cost the others
@@ -74,7 +76,7 @@ export async function runMaintenance(
   const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
   const report: MaintenanceReport = {
     skipped: false,
-    batches: { idleKeys: [], expiredKeys: [], replayRecords: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] },
+    batches: { idleKeys: [], expiredKeys: [], replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] },
   };
   for (const [job, prune] of jobsOf(settings)) {
     for (;;) {

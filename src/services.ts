@@ -15,6 +15,9 @@ import { TokenIssuer } from './tokens/token-issuer';
 import { ApiKeyGrant } from './tokens/grants/api-key.grant';
 import { PasswordGrant } from './tokens/grants/password.grant';
 import { RefreshGrant, type TokenEvents } from './tokens/grants/refresh.grant';
+import { TokenExchangeGrant } from './tokens/grants/token-exchange.grant';
+import { Dpop } from './dpop/dpop';
+import { Exchanges } from './sessions/exchanges';
 import type { TokenGrants } from './tokens/tokens.router';
 import { BearerAuthenticator } from './bearer/bearer-authenticator';
 import { ClientSecrets } from './tokens/client-secrets';
@@ -48,6 +51,8 @@ export interface Services {
   /** POST /oauth2/token over the same grants, and the API keys' client authentication. */
   tokenEndpoint: TokenEndpoint;
   clients: ClientSecrets;
+  /** DPoP proofs (RFC 9449): checked, and spent once across instances. */
+  dpop: Dpop;
   revocation: RevocationService;
   introspection: IntrospectionService;
   audit: AuditService;
@@ -86,9 +91,11 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const signer = new TokenSigner(signingKeys, refreshKeys, {
     issuer: config.issuer,
     audience: config.audience,
+    exchangeAudiences: config.exchangeAudiences,
     clockTolerance: config.clockTolerance,
   });
-  const authenticator = new BearerAuthenticator(db, signer);
+  const dpop = new Dpop(db, config.issuer);
+  const authenticator = new BearerAuthenticator(db, signer, dpop);
   const keyRoutesAuthenticator = new KeyReadAlong(db, authenticator);
   const appkeys = new ValidAppkeys(db, box);
   const credentials = new Credentials(db, config.bcryptCost);
@@ -120,11 +127,14 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     grants,
     tokenEndpoint: new TokenEndpoint({
       ...grants,
+      exchange: new TokenExchangeGrant(new Exchanges(db), signer, issuer, { audience: config.audience, exchangeAudiences: config.exchangeAudiences }),
       clients,
+      dpop,
       assertionRules,
       clientIds: { public: new Set(config.publicClientIds), refused: new Set([config.audience, config.issuer]) },
     }),
     clients,
+    dpop,
     authenticator,
     keyRoutesAuthenticator,
     revocation: new RevocationService(db, signer),

@@ -75,8 +75,23 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts the process and resolves once `readyPath` answers 200; rejects with its output if it exits first or is not ready in time. */
+/**
+ * Starts the process and resolves once `readyPath` answers 200; rejects with its output if it exits
+ * first or is not ready in time. The port is found free here and bound by the process a moment later:
+ * on a busy machine something else may take it in between, so a start that fails on a port in use
+ * is tried again on another port (three tries).
+ */
 export async function startNodeProcess(options: StartOptions): Promise<NodeProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePort(options);
+    } catch (err) {
+      if (attempt >= 3 || !/port \d+ on \S+ is already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startOnFreePort(options: StartOptions): Promise<NodeProcess> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env, PORT: String(port) };
   for (const name of Object.keys(env)) if (env[name] === undefined) delete env[name];

@@ -9,7 +9,7 @@ import { overdueRows, type LatencyDrift, type OverdueAfter, type TableSample } f
  * slow machine, and both how high it climbs and how far it falls back depend on when V8 chooses to
  * collect. So each window is averaged: over a whole cycle the mean takes in the highs and the lows,
  * where one window's highest or lowest sample is a single moment of the sawtooth. A leak, memory no
- * collection frees, raises the mean. Figures in README.md, "Soak test".
+ * collection frees, raises the mean. Figures in docs/performance.md, "The soak test".
  */
 const memoryWindow = (measured: number) => Math.max(5, Math.floor(measured / 3));
 

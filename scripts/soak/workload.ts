@@ -46,7 +46,7 @@ const SESSIONS_PER_WORKER = 2;
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
 
-/** HS256 request token for an API key: iss = appname, iat, exp, unique jti (what the README signs). */
+/** HS256 request token for an API key: iss = appname, iat, exp, unique jti (what the README's walkthrough signs). */
 export function requestToken(appname: string, appkey: string): string {
   const now = Math.floor(Date.now() / 1000);
   const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');

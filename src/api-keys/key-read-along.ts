@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { BearerAuthenticator } from '../bearer/bearer-authenticator';
-import type { Authenticator } from '../http/authenticate';
+import type { Authenticator, PresentedAccessToken } from '../http/authenticate';
 import { preparedStatement, type Database, type Queryable } from '../db/database';
 import { livePrincipalsWhere, type LivePrincipalRow } from '../sessions/liveness';
 import type { Principal } from '../shared/principals';
@@ -26,11 +26,11 @@ export class KeyReadAlong implements Authenticator, KeyFinder {
     private readonly bearer: BearerAuthenticator,
   ) {}
 
-  async authenticate(accessToken: string, req: Request): Promise<Principal> {
+  async authenticate(presented: PresentedAccessToken, req: Request): Promise<Principal> {
     const appname = appnameToReadFor(req);
-    if (appname === undefined) return this.bearer.authenticate(accessToken, req);
+    if (appname === undefined) return this.bearer.authenticate(presented, req);
     const { principal, alongside } = await this.bearer.authenticateReading(
-      accessToken,
+      presented,
       (q, sessionId, address) => findApiKeyWithLivePrincipal(q, sessionId, address, appname),
       req,
     );

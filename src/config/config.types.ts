@@ -6,7 +6,7 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /**
    * Where migrations run when set: a role that owns the schema, while databaseUrl may be a role that
-   * owns nothing (README, "Security model").
+   * owns nothing (docs/operations.md, "Database roles").
    */
   readonly migrationDatabaseUrl: string | undefined;
   /**
@@ -33,6 +33,11 @@ export interface Config {
   readonly issuer: string;
   /** The `aud` of access tokens: every resource server checks it (AUDIENCE, default the issuer). */
   readonly audience: string;
+  /**
+   * What else a token exchange may name as its `audience` or `resource` besides `audience`
+   * (EXCHANGE_AUDIENCES); an exchanged token for one of them is refused by this service's own routes.
+   */
+  readonly exchangeAudiences: readonly string[];
   /** The client a user's tokens are for when the login named none (DEFAULT_CLIENT_ID). */
   readonly defaultClientId: string;
   /**
@@ -61,6 +66,7 @@ export interface Config {
   readonly redis: RedisSettings;
   readonly metrics: MetricsSettings;
   readonly console: ConsoleSettings;
+  readonly apiReference: ApiReferenceSettings;
   readonly webhooks: WebhookSettings;
 }
 
@@ -87,6 +93,14 @@ export interface ConsoleSettings {
    * the compiled server, unless CONSOLE_DIR says otherwise (tests, and `npm run dev`, run from src/,
    * where nothing is built).
    */
+  readonly dir: string;
+}
+
+/** The API reference (Swagger UI over the OpenAPI document), as `npm run build` writes it. */
+export interface ApiReferenceSettings {
+  /** Whether /api-reference/ is served at all (API_REFERENCE_ENABLED); off, every path under it is 404. */
+  readonly enabled: boolean;
+  /** index.html, assets/ and files.json: dist/api-reference beside the compiled server unless API_REFERENCE_DIR says otherwise. */
   readonly dir: string;
 }
 

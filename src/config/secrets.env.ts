@@ -11,11 +11,11 @@ const masterKey = z
 
 /** The keys that seal what the database holds, how passwords are hashed, and the first admin. */
 export const secretsEnv = {
-  MASTER_KEY: masterKey.describe('32 bytes, base64 (`openssl rand -base64 32`); encrypts appkeys and signing keys at rest (default: generated into `DATA_DIR`, refused in production)'),
-  MASTER_KEY_PREVIOUS: masterKey.describe('During a `MASTER_KEY` rotation, the old key, until `npm run cli -- keys rewrap` has run; only with `MASTER_KEY`'),
+  MASTER_KEY: masterKey.describe('32 bytes, base64 (`openssl rand -base64 32`); encrypts appkeys and signing keys at rest, and keys the refresh tokens. Back it up with the database, and [rotate it](operations.md#rotating-master_key) rather than replace it. Unset: generated into `DATA_DIR/master.key` on the first start (refused in production)'),
+  MASTER_KEY_PREVIOUS: masterKey.describe('During a [`MASTER_KEY` rotation](operations.md#rotating-master_key), the old key: it still opens what it sealed until `npm run cli -- keys rewrap` has run, and keeps older refresh tokens valid while set; only with `MASTER_KEY`'),
   BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(12).describe('bcrypt cost, 4 to 15; below 10 logs a warning (tests only)'),
-  BOOTSTRAP_ADMIN_USERNAME: z.string().optional().describe('With the password: create this admin at start while no admin user exists at all'),
-  BOOTSTRAP_ADMIN_PASSWORD: z.string().optional().describe('Its password, by the password rule (12 characters to 72 bytes, not common, not one character repeated)'),
+  BOOTSTRAP_ADMIN_USERNAME: z.string().optional().describe('With the password: create this admin at start while no admin user exists at all (never overwrites; a deleted admin does not come back while another admin exists). A name outside the username rule stops the start. Unset, on an empty database outside production: an `admin` whose generated password goes to `DATA_DIR/first-admin-password`'),
+  BOOTSTRAP_ADMIN_PASSWORD: z.string().optional().describe('Its password, by the password rule (12 characters to 72 bytes, not a common or breached password, not one character repeated), or the start stops naming the variable'),
 };
 
 export function secretsSettings(e: EnvOf<typeof secretsEnv>) {

@@ -4,16 +4,11 @@ import type { Logger } from '../logger';
 import { AppError } from '../shared/errors';
 import { PATHS } from '../shared/paths';
 import { methodNotAllowed } from '../http/error-handler';
+import { PAGE_CSP } from '../http/security-headers';
 import { loadConsoleFiles, type ConsoleFile } from './console-files';
 
-/**
- * The contract's policy, word for word: the page may load scripts, styles and data only from this
- * origin, and nothing inline. It replaces the API's `default-src 'none'` (http/security-headers.ts),
- * which would stop the page from loading at all.
- */
-export const CONSOLE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/** The console's policy: the contract's page policy (http/security-headers.ts). */
+export const CONSOLE_CSP = PAGE_CSP;
 
 /** Hashed names change with their content, so a browser may keep them for good. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';

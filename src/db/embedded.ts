@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../logger';
+import { pgliteTemplate } from './pglite-template';
 
 export interface EmbeddedPostgres {
   /** A postgres:// URL the ordinary pg driver connects to. */
@@ -59,6 +61,27 @@ async function makePrivate(dir: string): Promise<void> {
   await visit(dir);
 }
 
+type PGliteClass = typeof import('@electric-sql/pglite').PGlite;
+
+/**
+ * Opens the data folder's database; a new one is unpacked from the build's template when there is
+ * one, which takes well under half the time PGlite needs to create it (docs/performance.md,
+ * "starting"). A template that fails to unpack is set aside and PGlite creates the database itself.
+ */
+async function openDatabase(PGlite: PGliteClass, pgdata: string, logger: Logger) {
+  const template = existsSync(pgdata) ? undefined : await pgliteTemplate();
+  if (!template) return PGlite.create(pgdata);
+  try {
+    const db = await PGlite.create(pgdata, { loadDataDir: template });
+    logger.info({ pgdata }, "a new embedded database, unpacked from the build's template");
+    return db;
+  } catch (err) {
+    logger.warn({ cause: (err as Error).message }, 'the embedded database template did not unpack; creating the database instead');
+    await rm(pgdata, { recursive: true, force: true });
+    return PGlite.create(pgdata);
+  }
+}
+
 /**
  * Starts PGlite (PostgreSQL compiled to WebAssembly) on `dataDir`, served on a Unix socket inside
  * that folder so the same pg driver, SQL and migrations serve it as any PostgreSQL server.
@@ -83,7 +106,7 @@ export async function startEmbeddedPostgres(dataDir: string, maxConnections: num
     // Loaded only here, so a deployment on a real PostgreSQL never pays for the WebAssembly module.
     const { PGlite } = await import('@electric-sql/pglite');
     const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-    const db = await PGlite.create(path.join(dir, 'pgdata'));
+    const db = await openDatabase(PGlite, path.join(dir, 'pgdata'), logger);
     // A new database is unpacked from PGlite's image with the image's modes, whatever the umask.
     await makePrivate(dir);
     // Left behind by a process that was killed: the lock says it is gone, so the socket is stale.

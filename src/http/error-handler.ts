@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, ERROR_STATUS, LoginRefusedError, OAuthError, UnauthorizedError, type ErrorName } from '../shared/errors';
+import { AppError, DpopBoundTokenError, DpopProofError, ERROR_STATUS, LoginRefusedError, OAuthError, UnauthorizedError, type ErrorName } from '../shared/errors';
+import { DPOP_SIGNING_ALGORITHMS } from '../shared/dpop';
 import { isDatabaseUnavailable } from '../db/database';
 import { FORM_FIELD_LIMIT } from './body-parsers';
 import { stdSerializers } from 'pino';
@@ -45,6 +46,22 @@ function headerSafe(text: string): string {
   return text.replace(/[^\x20-\x7e]|["\\]/g, "'");
 }
 
+const DPOP_ALGS = `algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}"`;
+
+/**
+ * The challenge of a 401 (RFC 6750 §3, RFC 9449 §7.1): in the scheme the caller used, with
+ * `invalid_token` when a token was sent and refused, `invalid_dpop_proof` for a bad DPoP proof; a
+ * DPoP-bound token sent as a bearer token also gets a DPoP challenge, naming the scheme it needs.
+ */
+function challengeOf(error: AppError, dpopScheme: boolean): string {
+  const refused = error instanceof UnauthorizedError ? error.tokenRefused : true;
+  const description = `error_description="${headerSafe(error.message)}"`;
+  if (error instanceof DpopProofError) return `DPoP error="invalid_dpop_proof", ${description}, ${DPOP_ALGS}`;
+  if (dpopScheme) return refused ? `DPoP error="invalid_token", ${description}, ${DPOP_ALGS}` : `DPoP ${DPOP_ALGS}`;
+  if (error instanceof DpopBoundTokenError) return `Bearer error="invalid_token", ${description}, DPoP ${DPOP_ALGS}`;
+  return refused ? `Bearer error="invalid_token", ${description}` : 'Bearer';
+}
+
 /**
  * The one place HTTP errors are written: always `{status, name, message}`. Server faults are
  * logged with their cause and answered without any detail of it.
@@ -62,8 +79,7 @@ export function errorHandler(logger: Logger) {
     if (error instanceof OAuthError) {
       if (error.basicChallenge) res.setHeader('WWW-Authenticate', 'Basic realm="token endpoint"');
     } else if (error instanceof UnauthorizedError || error.status === 401) {
-      const refused = error instanceof UnauthorizedError ? error.tokenRefused : true;
-      res.setHeader('WWW-Authenticate', refused ? `Bearer error="invalid_token", error_description="${headerSafe(error.message)}"` : 'Bearer');
+      res.setHeader('WWW-Authenticate', challengeOf(error, res.locals.authScheme === 'DPoP'));
     }
     if (error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
     res.status(error.status).json(error.toBody());

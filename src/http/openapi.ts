@@ -39,8 +39,19 @@ const TARGET = 'draft-2020-12';
 const JSON_MEDIA = 'application/json';
 const FORM_MEDIA = 'application/x-www-form-urlencoded';
 
-/** The security requirement of operations that need a bearer access token. */
-export const BEARER = [{ bearerAuth: [] }];
+/** The security requirement of operations that need an access token: a bearer one, or a DPoP-bound one with its proof. */
+export const BEARER: Record<string, string[]>[] = [{ bearerAuth: [] }, { dpopAuth: [] }];
+
+/** RFC 9449 §4.1: the header a DPoP proof comes in. */
+export const DPOP_HEADER = {
+  name: 'DPoP',
+  in: 'header',
+  required: false,
+  description:
+    'A DPoP proof (RFC 9449 §4): a JWT typed dpop+jwt, signed by the key in its jwk header (ES256, EdDSA/Ed25519 or RS256), with jti, htm, htu and an iat ' +
+    'within 60 s of now, each proof used once. At the token endpoint it binds the tokens issued to that key (token_type DPoP, cnf.jkt); a DPoP-bound refresh token needs one by its key.',
+  schema: { type: 'string' },
+};
 
 /** A bearer operation that reads no body still refuses one that is not JSON (415), malformed (400) or too large (413). */
 export const BODILESS_BEARER_ERRORS = ['BadRequest', 'Unauthorized', 'Forbidden', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'] as const;

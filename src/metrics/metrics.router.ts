@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import { PATHS } from '../shared/paths';
-import { forbidden } from '../shared/errors';
+import { AppError, forbidden } from '../shared/errors';
 import { allows } from '../shared/principals';
 import { authenticate, principalOf, type Authenticator } from '../http/authenticate';
 import { methodNotAllowed } from '../http/error-handler';
@@ -38,5 +38,21 @@ export function metricsRouter(metrics: Metrics, guard?: MetricsGuard): Router {
       res.send(body);
     })
     .all(methodNotAllowed(['GET']));
+  return router;
+}
+
+/**
+ * GET /metrics on the main port while it is not served there: the uniform 404, with a message that
+ * says where the metrics are, or how to turn them on.
+ */
+export function metricsElsewhereRouter(elsewhere: 'disabled' | 'own-port'): Router {
+  const message =
+    elsewhere === 'disabled'
+      ? 'Metrics are off: set METRICS_ENABLED=true to collect them and serve them at GET /metrics (METRICS_PORT serves them on a port of their own)'
+      : 'Metrics are served on their own port (METRICS_PORT, on METRICS_HOST), not on this one';
+  const router = Router();
+  router.all(PATHS.metrics, function metricsNotHere() {
+    throw new AppError('NotFound', message);
+  });
   return router;
 }

@@ -2,12 +2,17 @@ import { PATHS } from '../shared/paths';
 import { scopeFor } from '../shared/principals';
 import type { DiscoveryDocument } from './oauth.responses';
 import { GRANT_TYPES } from './token-endpoint';
+import { DPOP_SIGNING_ALGORITHMS } from '../shared/dpop';
 
 /** The highest role holds every scope there is. */
 const SCOPES = scopeFor('admin').split(' ');
 
 /** Claims of our access and ID tokens (see TokenIssuer.issue). */
-const CLAIMS = ['iss', 'sub', 'aud', 'azp', 'iat', 'exp', 'jti', 'sid', 'typ', 'auth_time', 'scope', 'roles', 'client_id', 'preferred_username', 'principal_type'];
+const CLAIMS = [
+  'iss', 'sub', 'aud', 'azp', 'iat', 'exp', 'jti', 'sid', 'typ', 'auth_time', 'scope', 'roles', 'client_id', 'preferred_username', 'principal_type',
+  // RFC 9449 §6.1 (DPoP-bound tokens) and RFC 8693 §4.1 (exchanged tokens with an actor).
+  'cnf', 'act',
+];
 
 const SECRET_METHODS = ['client_secret_basic', 'client_secret_post'];
 
@@ -34,6 +39,7 @@ export function discoveryDocument(issuer: string): DiscoveryDocument {
     revocation_endpoint_auth_methods_supported: [...SECRET_METHODS, 'none'],
     introspection_endpoint_auth_methods_supported: SECRET_METHODS,
     id_token_signing_alg_values_supported: ['ES256'],
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
     claims_supported: CLAIMS,
   };
 }

@@ -6,6 +6,7 @@ import type { TokenTypeHint } from './oauth.schemas';
 import type { IntrospectionResult } from './oauth.responses';
 import { sessionClientId } from '../tokens/session-client';
 import { verifyPresentedToken, type PresentedToken } from './presented-token';
+import { boundKeyOf } from '../dpop/dpop';
 import { allows, heldScope, type Principal } from '../shared/principals';
 
 const INACTIVE: IntrospectionResult = Object.freeze({ active: false });
@@ -13,7 +14,9 @@ const INACTIVE: IntrospectionResult = Object.freeze({ active: false });
 /**
  * RFC 7662 introspection: whether an access or refresh token would be accepted right now
  * (signature, claims, session and principal live; for a refresh token, still the session's
- * current one). Every other case is exactly `{active: false}`, with no reason given.
+ * current one), for whichever audience it was issued. Every other case is exactly `{active: false}`,
+ * with no reason given. A DPoP-bound token says so (`cnf.jkt`, RFC 9449 §6.2), an exchanged one who
+ * acts (`act`, RFC 8693 §4.1).
  */
 export class IntrospectionService {
   constructor(
@@ -33,9 +36,11 @@ export class IntrospectionService {
     if (!live || live.principal_id !== claims.sub) return INACTIVE;
     const clientId = await this.clientOf(presented);
     if (clientId === undefined) return INACTIVE;
+    const jkt = boundKeyOf(claims);
     return {
       active: true,
-      scope: heldScope(live.role, live.scope, live.permissions),
+      // An access token's own scope (an exchanged one may hold less than its session), within what the session, role and a key's permissions hold now.
+      scope: heldScope(live.role, live.scope, kind === 'Bearer' && typeof claims.scope === 'string' ? claims.scope : undefined, live.permissions),
       client_id: clientId,
       ...(live.type === 'user' && { username: live.name }),
       token_type: kind === 'Refresh' ? 'refresh_token' : 'access_token',
@@ -46,6 +51,8 @@ export class IntrospectionService {
       iss: claims.iss,
       jti: claims.jti,
       sid: claims.sid,
+      ...(jkt !== undefined && { cnf: { jkt } }),
+      ...(isObject(claims.act) && { act: claims.act }),
     };
   }
 
@@ -56,3 +63,5 @@ export class IntrospectionService {
     return grant && sessionClientId(grant, this.defaultClientId);
   }
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

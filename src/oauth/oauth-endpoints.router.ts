@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { bearerTokenOf, type Authenticator } from '../http/authenticate';
+import { dpopPresentationOf, presentedAccessTokenOf, type Authenticator } from '../http/authenticate';
 import { jsonOrFormBody } from '../http/body-parsers';
 import { methodNotAllowed, toAppError } from '../http/error-handler';
 import { noStore } from '../http/no-store';
@@ -37,7 +37,7 @@ export function oauthEndpointsRouter({ endpoint, clients, revocation, introspect
   router
     .route(PATHS.oauthToken)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, ...onlyFor(isPasswordGrant, limits.passwordFailures), async function token(req: Request, res: Response) {
-      res.json(await endpoint.token(req.headers.authorization, req.body, originOf(req)));
+      res.json(await endpoint.token(req.headers.authorization, req.body, dpopPresentationOf(req), originOf(req)));
     })
     .all(methodNotAllowed(['POST']));
 
@@ -71,10 +71,10 @@ export function oauthEndpointsRouter({ endpoint, clients, revocation, introspect
   /** A bearer token's principal, or the API key that authenticated as a client, with the scopes of its role. */
   async function callerOf(req: Request, res: Response, parameters: TokenParameters): Promise<Principal> {
     const authorization = req.headers.authorization;
-    // A Bearer header is judged exactly as on every other bearer route, refusals counted as there.
-    if (/^Bearer\b/i.test(authorization ?? '')) {
+    // A Bearer or DPoP header is judged exactly as on every other bearer route, refusals counted as there.
+    if (/^(Bearer|DPoP)\b/i.test(authorization ?? '')) {
       try {
-        return await authenticator.authenticate(bearerTokenOf(req), req);
+        return await authenticator.authenticate(presentedAccessTokenOf(req, res), req);
       } catch (err) {
         if (err instanceof UnauthorizedError) res.locals.bearerRefused = true;
         throw err;

@@ -1,5 +1,5 @@
 import { PATHS } from '../shared/paths';
-import { BEARER, errors, header, jsonOrFormBody, ok, schemaRef, type OpenApiOperation, type RoutesDescription } from '../http/openapi';
+import { BEARER, DPOP_HEADER, errors, header, jsonOrFormBody, ok, schemaRef, type OpenApiOperation, type RoutesDescription } from '../http/openapi';
 import { oauthErrorBody } from '../shared/errors';
 import { introspectionBody, oauthTokenOperandRequest, oauthTokenRequest, revocationBody } from './oauth.schemas';
 import { discoveryResponse, introspectionResponse } from './oauth.responses';
@@ -16,7 +16,10 @@ const oauthError = (description: string, headers?: Record<string, unknown>) => (
 
 /** RFC 6749 §5.2: 400 for a bad request or grant, 401 invalid_client (a Basic challenge when Basic was used). */
 const OAUTH_ERRORS = {
-  400: oauthError('invalid_request, invalid_grant, unsupported_grant_type or invalid_scope.'),
+  400: oauthError(
+    'invalid_request, invalid_grant, unsupported_grant_type or invalid_scope; invalid_target for a token exchange to an audience not served (RFC 8693); ' +
+      'invalid_dpop_proof for a bad DPoP proof, or none or another key\'s for a DPoP-bound refresh or subject token (RFC 9449).',
+  ),
   401: oauthError('invalid_client: client authentication failed.', {
     'WWW-Authenticate': { description: 'Basic, when the client authenticated with Basic.', required: false, schema: { type: 'string', pattern: '^Basic\\b' } },
   }),
@@ -37,17 +40,20 @@ const oauthOperation = (operationId: string, summary: string, security: Security
 
 /** POST /oauth2/token: every grant (RFC 6749 §3.2). */
 function tokenEndpointOperation(): OpenApiOperation {
-  return oauthOperation(
-    'oauth2_token_post',
-    'OAuth 2.0 token endpoint: password, refresh_token, client_credentials and jwt-bearer grants',
-    [{}, CLIENT_BASIC],
-    'OAuthTokenRequest',
-    {
-      200: ok('The token response (RFC 6749 §5.1).', 'OAuthTokenResponse', { 'Cache-Control': header('Cache-Control') }),
-      ...OAUTH_ERRORS,
-      ...errors('PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests', 'ServiceUnavailable'),
-    },
-  );
+  return {
+    ...oauthOperation(
+      'oauth2_token_post',
+      'OAuth 2.0 token endpoint: password, refresh_token, client_credentials, jwt-bearer and token-exchange (RFC 8693) grants; a DPoP proof binds the tokens (RFC 9449)',
+      [{}, CLIENT_BASIC],
+      'OAuthTokenRequest',
+      {
+        200: ok('The token response (RFC 6749 §5.1; RFC 8693 §2.2.1 for a token exchange).', 'OAuthTokenResponse', { 'Cache-Control': header('Cache-Control') }),
+        ...OAUTH_ERRORS,
+        ...errors('PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests', 'ServiceUnavailable'),
+      },
+    ),
+    parameters: [DPOP_HEADER],
+  };
 }
 
 /** POST /oauth2/revoke: RFC 7009, by possession; an API key's client authentication is checked when sent. */

@@ -17,6 +17,14 @@ const activeToken = {
   iss: z.string().min(1),
   jti: uuid,
   sid: uuid.meta({ description: 'The session.' }),
+  cnf: z
+    .strictObject({ jkt: z.string().min(1).meta({ description: 'RFC 7638 thumbprint (SHA-256, base64url) of the DPoP key.' }) })
+    .optional()
+    .meta({ description: 'RFC 9449 §6.2: present when the token is DPoP-bound; it is accepted only with a proof by that key.' }),
+  act: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .meta({ description: 'RFC 8693 §4.1: who acts on the subject\'s behalf (`sub`), and before it, nested, who acted for the actor.' }),
 };
 
 const clientId = z.string().min(1);
@@ -51,6 +59,7 @@ export const discoveryResponse = z.strictObject({
   revocation_endpoint_auth_methods_supported: names,
   introspection_endpoint_auth_methods_supported: names,
   id_token_signing_alg_values_supported: names,
+  dpop_signing_alg_values_supported: names.meta({ description: 'RFC 9449 §5.1: the algorithms a DPoP proof may be signed with.' }),
   claims_supported: names,
 });
 

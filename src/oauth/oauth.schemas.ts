@@ -31,9 +31,13 @@ const tokenRequestCommon = {
   client_assertion: z.string().optional(),
   /** Space-separated; within what the role grants (openid always). Without it, all the role grants. */
   scope: z.string().optional(),
+  /** Token exchange: whom the new token is for, a value of EXCHANGE_AUDIENCES (or AUDIENCE); one of resource and audience. */
   resource: z.string().optional(),
   audience: z.string().optional(),
 };
+
+/** RFC 8693 §3: the one token type a token exchange takes and issues. */
+const accessTokenType = z.literal('urn:ietf:params:oauth:token-type:access_token');
 
 /**
  * The token endpoint's request (RFC 6749 §3.2), one shape per grant; unknown parameters are ignored and
@@ -44,6 +48,18 @@ export const oauthTokenRequest = z.union([
   z.looseObject({ grant_type: z.literal('refresh_token'), refresh_token: z.string(), ...tokenRequestCommon }),
   z.looseObject({ grant_type: z.literal('client_credentials'), ...tokenRequestCommon }),
   z.looseObject({ grant_type: z.literal('urn:ietf:params:oauth:grant-type:jwt-bearer'), assertion: z.string(), ...tokenRequestCommon }),
+  z.looseObject({
+    grant_type: z.literal('urn:ietf:params:oauth:grant-type:token-exchange'),
+    /** A live access token of this service: the token the new one narrows. */
+    subject_token: z.string(),
+    subject_token_type: accessTokenType,
+    /** A live access token of whoever acts for the subject: the new token's `act`. */
+    actor_token: z.string().optional(),
+    /** Required with actor_token, and only with it. */
+    actor_token_type: accessTokenType.optional(),
+    requested_token_type: accessTokenType.optional(),
+    ...tokenRequestCommon,
+  }),
 ]);
 
 /** Revocation and introspection on /oauth2/: the token, its hint, and optionally an API key's client authentication. */

@@ -1,22 +1,28 @@
 import type { ApiKeyGrant } from '../tokens/grants/api-key.grant';
 import type { PasswordGrant } from '../tokens/grants/password.grant';
 import type { RefreshGrant } from '../tokens/grants/refresh.grant';
+import { TOKEN_EXCHANGE_GRANT, type TokenExchangeGrant } from '../tokens/grants/token-exchange.grant';
+import type { CheckedProof, Dpop } from '../dpop/dpop';
+import type { DpopPresentation } from '../shared/dpop';
 import type { AuthenticatedClient, ClientSecrets } from '../tokens/client-secrets';
 import type { RequestTokenRules } from '../tokens/request-token';
 import type { OAuthTokenResponse } from '../tokens/tokens.responses';
-import { AppError, LoginRefusedError, OAuthError, UnauthorizedError } from '../shared/errors';
+import { AppError, DpopProofError, LoginRefusedError, OAuthError, UnauthorizedError } from '../shared/errors';
 import type { RequestOrigin } from '../shared/audit-context';
 import { clientAuthenticationOf, type ClientAuthentication } from './client-authentication';
 import { checkedScope, required, tokenParametersOf, type TokenParameters } from './token-request';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
-export const GRANT_TYPES = ['password', 'refresh_token', 'client_credentials', JWT_BEARER_GRANT] as const;
+export const GRANT_TYPES = ['password', 'refresh_token', 'client_credentials', JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT] as const;
 
 export interface TokenEndpointDeps {
   apiKey: ApiKeyGrant;
   password: PasswordGrant;
   refresh: RefreshGrant;
+  exchange: TokenExchangeGrant;
   clients: ClientSecrets;
+  /** DPoP proofs of token requests (RFC 9449 §5): a proof binds what the request is issued. */
+  dpop: Dpop;
   /** Request tokens as client libraries send them: up to 3600 s, aud the issuer or this endpoint. */
   assertionRules: RequestTokenRules;
   /** Which client_id a password or refresh grant may name. */
@@ -38,41 +44,50 @@ export interface ClientIdRules {
 export class TokenEndpoint {
   constructor(private readonly deps: TokenEndpointDeps) {}
 
-  async token(authorization: string | undefined, body: unknown, origin: RequestOrigin): Promise<OAuthTokenResponse> {
+  /** `dpop`: the request's DPoP header fields; a proof there, checked and spent, binds the tokens issued to its key. */
+  async token(authorization: string | undefined, body: unknown, dpop: DpopPresentation, origin: RequestOrigin): Promise<OAuthTokenResponse> {
     const parameters = tokenParametersOf(body);
     const client = clientAuthenticationOf(authorization, parameters);
     const scope = checkedScope(parameters.scope);
     const grantType = required(parameters, 'grant_type');
-    switch (grantType) {
+    if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
+      throw new OAuthError('unsupported_grant_type', `grant_type must be one of ${GRANT_TYPES.join(', ')}`);
+    }
+    const proof = await refusedAs('invalid_grant', () => this.deps.dpop.check(dpop));
+    const request: GrantRequest = { parameters, client, scope, origin, proof, dpopJkt: proof?.jkt };
+    switch (grantType as (typeof GRANT_TYPES)[number]) {
       case 'password':
-        return this.password(parameters, client, scope, origin);
+        return this.password(request);
       case 'refresh_token':
-        return this.refresh(parameters, client, scope, origin);
+        return this.refresh(request);
       case 'client_credentials':
-        return this.clientCredentials(client, scope, origin);
+        return this.clientCredentials(request);
       case JWT_BEARER_GRANT:
-        return this.jwtBearer(parameters, client, scope, origin);
-      default:
-        throw new OAuthError('unsupported_grant_type', `grant_type must be one of ${GRANT_TYPES.join(', ')}`);
+        return this.jwtBearer(request);
+      case TOKEN_EXCHANGE_GRANT:
+        return this.exchange(request);
     }
   }
 
-  private async password(parameters: TokenParameters, client: ClientAuthentication, scope: string | undefined, origin: RequestOrigin) {
+  private async password({ parameters, client, scope, origin, proof, dpopJkt }: GrantRequest) {
     const username = required(parameters, 'username');
     const password = required(parameters, 'password');
     const clientId = await this.clientOf(client, origin);
-    return refusedAs('invalid_grant', () => this.deps.password.login(username, password, origin, { scope, clientId: clientId ?? null }));
+    await this.spend(proof);
+    return refusedAs('invalid_grant', () => this.deps.password.login(username, password, origin, { scope, clientId: clientId ?? null, dpopJkt }));
   }
 
-  private async refresh(parameters: TokenParameters, client: ClientAuthentication, scope: string | undefined, origin: RequestOrigin) {
+  private async refresh({ parameters, client, scope, origin, proof, dpopJkt }: GrantRequest) {
     const refreshToken = required(parameters, 'refresh_token');
     const clientId = await this.clientOf(client, origin);
-    return refusedAs('invalid_grant', () => this.deps.refresh.refresh(refreshToken, origin, { scope, clientId }));
+    await this.spend(proof);
+    return refusedAs('invalid_grant', () => this.deps.refresh.refresh(refreshToken, origin, { scope, clientId }, dpopJkt));
   }
 
   /** The API key is the client; the response has no refresh token (RFC 6749 §4.4.3). */
-  private clientCredentials(client: ClientAuthentication, scope: string | undefined, origin: RequestOrigin) {
-    const request = { scope, refreshToken: false, idToken: false };
+  private clientCredentials({ client, scope, origin, proof }: GrantRequest) {
+    // The login spends the proof in its own statement: one commit for both.
+    const request = { scope, refreshToken: false, idToken: false, dpop: proof };
     const basic = client.method === 'client_secret_basic';
     if (client.method === 'client_secret_basic' || client.method === 'client_secret_post') {
       return refusedAs('invalid_client', () => this.deps.apiKey.login(client.clientId, { secret: client.secret }, origin, request), basic);
@@ -86,12 +101,41 @@ export class TokenEndpoint {
   }
 
   /** RFC 7523 §2.1: a request token as the grant; the same as the API-key route, refresh token included. */
-  private async jwtBearer(parameters: TokenParameters, client: ClientAuthentication, scope: string | undefined, origin: RequestOrigin) {
+  private async jwtBearer({ parameters, client, scope, origin, proof }: GrantRequest) {
     const assertion = required(parameters, 'assertion');
     // The assertion names its key; a client_id beside it is the client libraries' habit, not a claim to check.
     if (client.method !== 'none') await verifiedClient(this.deps.clients, client, origin);
     const credential = { requestToken: assertion, rules: this.deps.assertionRules };
-    return refusedAs('invalid_grant', () => this.deps.apiKey.login(null, credential, origin, { scope, refreshToken: true, idToken: false }));
+    return refusedAs('invalid_grant', () => this.deps.apiKey.login(null, credential, origin, { scope, refreshToken: true, idToken: false, dpop: proof }));
+  }
+
+  /**
+   * RFC 8693: a live access token of this service for a narrower one. Client authentication is
+   * optional (a public client may exchange); an authenticated client, or a public one by name, is the
+   * new token's client, else the subject token's.
+   */
+  private async exchange({ parameters, client, scope, origin, proof, dpopJkt }: GrantRequest) {
+    const { audience, resource } = parameters;
+    if (audience !== undefined && resource !== undefined) throw new OAuthError('invalid_request', 'Send one audience or one resource, not both');
+    const clientId = await this.clientOf(client, origin);
+    await this.spend(proof);
+    const request = {
+      subjectToken: required(parameters, 'subject_token'),
+      subjectTokenType: required(parameters, 'subject_token_type'),
+      actorToken: parameters.actor_token,
+      actorTokenType: parameters.actor_token_type,
+      requestedTokenType: parameters.requested_token_type,
+      scope,
+      target: audience ?? resource,
+      clientId,
+      dpopJkt,
+    };
+    return refusedAs('invalid_grant', () => this.deps.exchange.exchange(request, origin));
+  }
+
+  /** Spends the request's proof before a grant that changes anything: refused when any instance saw it before. */
+  private async spend(proof: CheckedProof | undefined): Promise<void> {
+    if (proof) await refusedAs('invalid_grant', () => this.deps.dpop.spend(proof));
   }
 
   /**
@@ -116,6 +160,18 @@ export class TokenEndpoint {
   }
 }
 
+/** One token request, its parameters read and its DPoP proof checked, on its way to its grant. */
+interface GrantRequest {
+  parameters: TokenParameters;
+  client: ClientAuthentication;
+  scope: string | undefined;
+  origin: RequestOrigin;
+  /** The request's DPoP proof, checked but not yet spent; undefined: none was sent. */
+  proof: CheckedProof | undefined;
+  /** Its key: what the grant's tokens are bound to. */
+  dpopJkt: string | undefined;
+}
+
 /**
  * The API key a request authenticated as with its appkey (client_secret_basic or client_secret_post),
  * undefined when it sent no credentials; invalid_client when they are wrong.
@@ -136,6 +192,8 @@ export async function refusedAs<T>(code: 'invalid_grant' | 'invalid_client', gra
     return await grant();
   } catch (err) {
     if (err instanceof OAuthError) throw err;
+    // RFC 9449 §5: a bad proof, or one by another key than the tokens', is 400 invalid_dpop_proof here.
+    if (err instanceof DpopProofError) throw new OAuthError('invalid_dpop_proof', err.message, { cause: err });
     if (err instanceof LoginRefusedError || err instanceof UnauthorizedError) {
       throw new OAuthError(code, err.message, { basicChallenge: code === 'invalid_client' && basicChallenge, cause: err });
     }

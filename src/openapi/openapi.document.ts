@@ -11,6 +11,7 @@ import { describeOAuthRoutes } from '../oauth/oauth.openapi';
 import { describeJwksRoutes } from '../signing-keys/jwks.openapi';
 import { describeHealthRoutes } from '../health/health.openapi';
 import { describeMetricsRoutes } from '../metrics/metrics.openapi';
+import { describeHomeRoutes } from '../home/home.openapi';
 import { errorBody, errorBodyOf } from './error.responses';
 import { componentSchemas, mergeDistinct, openApiDocumentOutline } from './openapi.schemas';
 
@@ -61,7 +62,13 @@ function errorResponses(): Record<string, Json> {
 }
 
 const HEADERS = {
-  'WWW-Authenticate': { description: 'RFC 6750 challenge; error="invalid_token" when a token was sent and refused.', required: true, schema: { type: 'string', pattern: '^Bearer\\b' } },
+  'WWW-Authenticate': {
+    description:
+      'RFC 6750 challenge; error="invalid_token" when a token was sent and refused. In the DPoP scheme (RFC 9449 §7.1) when the token came as ' +
+      '`Authorization: DPoP`, with error="invalid_dpop_proof" for a bad proof; a DPoP-bound token sent as a bearer token gets a DPoP challenge besides.',
+    required: true,
+    schema: { type: 'string', pattern: '^(Bearer|DPoP)\\b' },
+  },
   Allow: { description: 'The methods this path takes.', required: true, schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^\\d+$' } },
   'Cache-Control': { description: 'Token responses are never cached.', required: true, schema: { type: 'string', const: 'no-store' } },
@@ -97,6 +104,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     describeJwksRoutes(),
     describeHealthRoutes(),
     describeOpenApiRoutes(),
+    describeHomeRoutes(),
     ...(options.metrics ? [describeMetricsRoutes(options.metrics === 'admin')] : []),
   ];
   return {
@@ -113,8 +121,12 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
       { name: 'Webhooks', description: 'Endpoints that receive the audit trail\'s events as they happen, signed per Standard Webhooks; admins only.' },
       { name: 'Users', description: 'The caller (/api/v1/me), a user\'s own password, and the users themselves (admins only).' },
       { name: 'Tokens', description: 'The service\'s own three ways to obtain a bearer access token, and revoking and introspecting tokens.' },
-      { name: 'OAuth 2.0', description: 'The standard OAuth 2.0 endpoints: one token endpoint for every grant (RFC 6749), revocation (RFC 7009), introspection (RFC 7662).' },
-      { name: 'Platform', description: 'Health, signing keys, discovery and this document; no token needed.' },
+      {
+        name: 'OAuth 2.0',
+        description:
+          'The standard OAuth 2.0 endpoints: one token endpoint for every grant (RFC 6749) with token exchange (RFC 8693) and DPoP-bound tokens (RFC 9449), revocation (RFC 7009), introspection (RFC 7662).',
+      },
+      { name: 'Platform', description: 'Health, signing keys, discovery, this document and the front door; no token needed.' },
       { name: 'Console', description: 'The admin console\'s session route (served while CONSOLE_ENABLED): its refresh token in a cookie, for the console\'s own page only.' },
     ],
     paths: mergeDistinct('path', described.map((d) => d.paths)),
@@ -125,6 +137,11 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
       headers: HEADERS,
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        dpopAuth: {
+          type: 'http',
+          scheme: 'dpop',
+          description: 'A DPoP-bound access token (RFC 9449 §7.1): `Authorization: DPoP <token>` with a `DPoP` header holding a proof by its key that carries `ath`.',
+        },
         clientBasic: { type: 'http', scheme: 'basic', description: 'An API key as an OAuth client: the form-urlencoded appname and appkey (client_secret_basic).' },
         consoleSessionCookie: {
           type: 'apiKey',

@@ -5,6 +5,7 @@ import type { RequestOrigin } from '../shared/audit-context';
 import type { Role } from '../shared/principals';
 import { creditsAt } from '../key-policies/policy-sql';
 import { appkeyGenerationValid } from './appkey-generations';
+import type { DpopProofRecord } from '../dpop/proof-replay';
 import { originColumns, originColumnsOf, originParams, originValues, scopeGrantedBy, timesOf, type SessionTimes } from './statement-parts';
 
 export interface NewSession {
@@ -21,6 +22,8 @@ export interface NewSession {
 export interface SessionGrant {
   /** The scope asked for; null: all the principal's role grants. */
   scope: string | null;
+  /** The thumbprint of the DPoP key the session's tokens are bound to (migrations/0035); null: bearer tokens. */
+  dpopJkt: string | null;
 }
 
 /** A user's login also names the client it is for, and whether that client gets an ID token. */
@@ -45,10 +48,10 @@ const OPEN_USER_SESSION = (() => {
     `WITH holder AS (
        SELECT id, role FROM users WHERE id = $2 AND password_hash = $11 AND NOT disabled FOR NO KEY UPDATE
      ), opened AS (
-       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at, client_id, scope, id_token_client)
+       INSERT INTO sessions (id, user_id, refresh_jti, created_at, expires_at, refresh_expires_at, client_id, scope, id_token_client, dpop_jkt)
        SELECT $1::uuid, holder.id, $3::uuid, to_timestamp($6), to_timestamp($6 + $5::int), to_timestamp($6 + LEAST($4::int, $5::int)),
-              $12::text, $13::text, $14::boolean
-           FROM holder
+              $12::text, $13::text, $14::boolean, $15::text
+         FROM holder
         WHERE ${scopeGrantedBy('$13::text', 'holder.role')}
        RETURNING id, refresh_expires_at, created_at
      ), stamped AS (
@@ -94,6 +97,7 @@ export async function openUserSession(
     s.clientId,
     s.scope,
     s.idToken,
+    s.dpopJkt,
   ]);
   const row = rows[0];
   if (!row) return undefined;
@@ -103,11 +107,21 @@ export async function openUserSession(
 
 /**
  * An API key's login: by a request token (whose `jti` is recorded until `jtiExpiresAt`, so it cannot
- * be replayed), or by its appkey itself as a client secret (no token: `jti` null). The key's policy
- * was judged at `policyNow` against version `policyVersion` (see key-policies/key-judge.ts).
+ * be replayed), or by its appkey itself as a client secret (no token: `jti` null).
  */
 export type ApiKeyLogin = NewSession &
-  SessionGrant & { apiKeyId: string; keyGeneration: number; jti: string | null; jtiExpiresAt: number | null; policyVersion: number; policyNow: number };
+  SessionGrant & {
+    apiKeyId: string;
+    keyGeneration: number;
+    jti: string | null;
+    jtiExpiresAt: number | null;
+    /** The replay record of the request's DPoP proof (dpop/proof-replay.ts), spent by the login itself; null: no proof. */
+    dpopProof: DpopProofRecord | null;
+    /** The version of the key's policy the login was judged against (see key-policies/key-judge.ts). */
+    policyVersion: number;
+    /** The moment it was judged at (Unix seconds): credits are spent and last_used stamped at it. */
+    policyNow: number;
+  };
 
 const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'session_id', type: 'uuid', of: (l) => l.id },
@@ -122,23 +136,28 @@ const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
   { name: 'refresh_ttl', type: 'int', of: (l) => l.refreshTtlSeconds },
   { name: 'max_ttl', type: 'int', of: (l) => l.maxTtlSeconds },
   { name: 'scope', type: 'text', of: (l) => l.scope },
+  { name: 'dpop_jkt', type: 'text', of: (l) => l.dpopJkt },
+  { name: 'dpop_digest', type: 'bytea', of: (l) => l.dpopProof?.digest ?? null },
+  { name: 'dpop_expires_at', type: 'float8', of: (l) => l.dpopProof?.expiresAt ?? null },
   ...originColumns(),
 ];
 
 /**
- * The logins of one or more API keys in one statement and one commit. Per login: the jti recorded
- * (its primary key refuses a replay) and, for a fresh jti, a credit spent if the key has credits,
- * last login and last use stamped, session opened (never past the key's expiry) and the event
- * recorded. One row back per login.
+ * The logins of one or more API keys in one statement and one commit. Per login: its DPoP proof spent
+ * (a proof presented before, or twice in the batch, opens nothing and spends nothing else), the jti
+ * recorded (its primary key refuses a replay) and, for a fresh jti, a credit spent if the key has
+ * credits, last login and last use stamped, session opened (never past the key's expiry) and the
+ * event recorded. One row back per login. The proof is spent here rather than by a statement of its
+ * own: client credentials with DPoP then cost one commit, not two (docs/token-exchange-and-dpop.md).
  *
  * The exchange may have verified with cached appkeys and judged a cached policy, so a login counts
  * only while its key is still that id, the appkey's generation is still valid, and the policy is
  * still the version judged. Those rows are locked first, in id order: a concurrent regen, delete or
  * policy change then waits for this commit rather than slipping in between the check and the writes,
- * two batches always lock in the same order, so they cannot deadlock, and credits read from the locked
- * row are exact across instances. Of a key's fresh logins in a batch, as many as its credits allow
- * (after any refill due) open a session, in the order they came; the others are refused and spend
- * nothing.
+ * two batches always lock in the same order, so they cannot deadlock, and credits read from the
+ * locked row are exact across instances. Of a key's fresh logins in a batch, as many as its credits
+ * allow (after any refill due) open a session, in the order they came; the others are refused and
+ * spend nothing.
  */
 const OPEN_API_KEY_SESSIONS = preparedStatement(
   'sessions.open-api-key-sessions',
@@ -157,18 +176,31 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
    ), permitted AS (
      -- A scope the key's role and permissions do not grant now opens nothing and spends nothing (not even the jti).
      SELECT * FROM valid WHERE scope_granted
+   ), proof_first AS (
+     -- The same DPoP proof twice in one batch: only the first may spend it.
+     SELECT DISTINCT ON (dpop_digest) ord, dpop_digest, dpop_expires_at FROM permitted WHERE dpop_digest IS NOT NULL ORDER BY dpop_digest, ord
+   ), spent AS (
+     -- As dpop/proof-replay.ts spends a proof: a record still running refuses it; an ended one not yet pruned is renewed.
+     INSERT INTO dpop_proof_jtis (digest, expires_at)
+     SELECT dpop_digest, to_timestamp(dpop_expires_at) FROM proof_first
+     ON CONFLICT (digest) DO UPDATE SET expires_at = excluded.expires_at WHERE dpop_proof_jtis.expires_at < now()
+     RETURNING digest
+   ), proven AS (
+     SELECT permitted.* FROM permitted
+      WHERE permitted.dpop_digest IS NULL
+         OR permitted.ord IN (SELECT proof_first.ord FROM proof_first JOIN spent ON spent.digest = proof_first.dpop_digest)
    ), recorded AS (
      INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM permitted WHERE jti IS NOT NULL
+     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM proven WHERE jti IS NOT NULL
      ON CONFLICT DO NOTHING
      RETURNING api_key_id, jti
    ), unreplayed AS (
      -- The same token twice in one batch: the first gets the session, the second is a replay.
      -- A login without a token (jti NULL) is never a replay, and each is a login of its own.
-     SELECT DISTINCT ON (permitted.api_key_id, permitted.jti, CASE WHEN permitted.jti IS NULL THEN permitted.ord END) permitted.*
-       FROM permitted LEFT JOIN recorded ON recorded.api_key_id = permitted.api_key_id AND recorded.jti = permitted.jti
-      WHERE permitted.jti IS NULL OR recorded.jti IS NOT NULL
-      ORDER BY permitted.api_key_id, permitted.jti, CASE WHEN permitted.jti IS NULL THEN permitted.ord END, permitted.ord
+     SELECT DISTINCT ON (proven.api_key_id, proven.jti, CASE WHEN proven.jti IS NULL THEN proven.ord END) proven.*
+       FROM proven LEFT JOIN recorded ON recorded.api_key_id = proven.api_key_id AND recorded.jti = proven.jti
+      WHERE proven.jti IS NULL OR recorded.jti IS NOT NULL
+      ORDER BY proven.api_key_id, proven.jti, CASE WHEN proven.jti IS NULL THEN proven.ord END, proven.ord
    ), credit AS (
      -- Each key's credits at its batch's latest moment (a refill due by then applied); NULL: no credits.
      SELECT locked.id, at.policy_now, ${creditsAt('locked', 'to_timestamp(at.policy_now)')} AS available
@@ -191,10 +223,10 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
        JOIN credit ON credit.id = latest.api_key_id
       WHERE api_keys.id = latest.api_key_id
    ), opened AS (
-     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at, scope)
+     INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at, scope, dpop_jkt)
      SELECT session_id, api_key_id, key_generation, refresh_jti, to_timestamp(issued_at),
             LEAST(to_timestamp(issued_at + max_ttl), key_expires_at),
-            LEAST(to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl)), key_expires_at), scope
+            LEAST(to_timestamp(issued_at + LEAST(refresh_ttl, max_ttl)), key_expires_at), scope, dpop_jkt
        FROM fresh
      RETURNING id, ${timesOf('sessions')}
    ), audit AS (
@@ -206,10 +238,12 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
        details: "jsonb_build_object('route', fresh.route, 'session_id', fresh.session_id)",
      })}
    )
-   SELECT valid.ord IS NOT NULL AS key_valid, valid.scope_granted, unreplayed.ord IS NOT NULL AS unreplayed, valid.role,
+   SELECT valid.ord IS NOT NULL AS key_valid, valid.scope_granted, proven.ord IS NOT NULL AS proof_fresh,
+          unreplayed.ord IS NOT NULL AS unreplayed, valid.role,
           extract(epoch FROM valid.key_expires_at)::float8 AS not_after, opened.refresh_expires_at, opened.created_at
      FROM req
      LEFT JOIN valid USING (ord)
+     LEFT JOIN proven USING (ord)
      LEFT JOIN unreplayed USING (ord)
      LEFT JOIN opened ON opened.id = req.session_id
     ORDER BY req.ord`,
@@ -221,22 +255,23 @@ export type ApiKeySessionOutcome =
   /**
    * Nothing opened. `stale`: the key is gone, the appkey's generation is no longer valid, or the
    * policy changed since it was judged, and nothing was written; `scope`: the key's role and
-   * permissions do not grant the scope asked for, and nothing was written; `replayed`: the jti was
-   * used before; `usage_exceeded`: the key's credits are spent (its jti is recorded all the same: the
-   * token was used).
+   * permissions do not grant the scope asked for, and nothing was written; `proof_replayed`: the DPoP
+   * proof was presented before, and nothing else was written; `replayed`: the jti was used before;
+   * `usage_exceeded`: the key's credits are spent (its jti is recorded all the same: the token was used).
    */
-  | { opened: false; refused: 'stale' | 'scope' | 'replayed' | 'usage_exceeded' };
+  | { opened: false; refused: 'stale' | 'scope' | 'proof_replayed' | 'replayed' | 'usage_exceeded' };
 
 /** The logins of API keys, all in one statement (one round trip, one commit); one outcome per login, in order. */
 export async function openApiKeySessions(q: Queryable, logins: ApiKeyLogin[]): Promise<ApiKeySessionOutcome[]> {
-  type Row = { key_valid: boolean; scope_granted: boolean | null; unreplayed: boolean; role: Role | null; not_after: number | null } & {
+  type Row = { key_valid: boolean; scope_granted: boolean | null; proof_fresh: boolean; unreplayed: boolean; role: Role | null; not_after: number | null } & {
     [K in keyof SessionTimes]: SessionTimes[K] | null;
   };
   const { rows } = await q.queryPrepared<Row>(OPEN_API_KEY_SESSIONS, unnestValues(LOGIN_COLUMNS, logins));
-  return rows.map(({ key_valid, scope_granted, unreplayed, role, not_after, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
+  return rows.map(({ key_valid, scope_granted, proof_fresh, unreplayed, role, not_after, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
     if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at }, notAfter: not_after };
     if (!key_valid) return { opened: false, refused: 'stale' };
     if (!scope_granted) return { opened: false, refused: 'scope' };
+    if (!proof_fresh) return { opened: false, refused: 'proof_replayed' };
     return { opened: false, refused: unreplayed ? 'usage_exceeded' : 'replayed' };
   });
 }

@@ -13,6 +13,8 @@ export interface RefreshRotation {
   sessionId: string;
   principalId: string;
   presentedJti: string;
+  /** The DPoP key the refresh was proved with (null: none): it must be the one the session is bound to, if any. */
+  dpopJkt: string | null;
   newJti: string;
   refreshTtlSeconds: number;
   /** The caller's address as clientAddressText gives it (null: unknown): a key's policy must allow it. */
@@ -32,6 +34,7 @@ const ROTATION_COLUMNS: UnnestColumn<RefreshRotation>[] = [
   { name: 'session_id', type: 'uuid', of: (r) => r.sessionId },
   { name: 'principal_id', type: 'uuid', of: (r) => r.principalId },
   { name: 'presented_jti', type: 'uuid', of: (r) => r.presentedJti },
+  { name: 'dpop_jkt', type: 'text', of: (r) => r.dpopJkt },
   { name: 'new_jti', type: 'uuid', of: (r) => r.newJti },
   { name: 'refresh_ttl', type: 'int', of: (r) => r.refreshTtlSeconds },
   { name: 'issued_at', type: 'bigint', of: (r) => r.now },
@@ -66,6 +69,7 @@ const rotation = (lock: 'wait' | 'skip') =>
               scope = COALESCE(req.scope, sessions.scope)
          FROM req JOIN live ON live.session_id = req.session_id AND live.principal_id = req.principal_id
         WHERE sessions.id = req.session_id AND sessions.refresh_jti = req.presented_jti
+          AND sessions.dpop_jkt IS NOT DISTINCT FROM req.dpop_jkt
           -- A key's refresh token works only from an address its policy allows; refused, it stays unused.
           AND ${addressAllowed('live.networks', 'req.address')}
         RETURNING req.ord, req.client_address, req.request_id, req.route,

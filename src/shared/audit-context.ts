@@ -12,6 +12,7 @@ export const AUDIT_EVENT_TYPES = [
   'api_key.expired',
   'token.issued',
   'token.refused',
+  'token.exchanged',
   'login.failed',
   'login.throttled',
   'refresh_token.reused',

@@ -61,6 +61,19 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/**
+ * A DPoP proof that is missing where one is needed, malformed, stale, replayed, for another request,
+ * or by another key than the token's (RFC 9449 §4.3): 401 with `WWW-Authenticate: DPoP
+ * error="invalid_dpop_proof"` on this service's routes, 400 `invalid_dpop_proof` at the token endpoint.
+ */
+export class DpopProofError extends UnauthorizedError {}
+
+/**
+ * A DPoP-bound access token presented as a bearer token (RFC 9449 §7.2): refused as an invalid token,
+ * with a DPoP challenge beside the Bearer one so the client learns which scheme the token needs.
+ */
+export class DpopBoundTokenError extends UnauthorizedError {}
+
 export const badRequest = (message: string) => new AppError('BadRequest', message);
 export const forbidden = (message = 'You are not allowed to perform this operation') =>
   new AppError('Forbidden', message);
@@ -122,13 +135,23 @@ export class KeyThrottledError extends AppError {
   }
 }
 
-/** RFC 6749 §5.2's error codes, as the token endpoint (and revocation, introspection) answers them. */
-export const OAUTH_ERROR_CODES = ['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope'] as const;
+/** RFC 6749 §5.2's error codes (with RFC 8693's and RFC 9449's), as the token endpoint (and revocation, introspection) answers them. */
+export const OAUTH_ERROR_CODES = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unsupported_grant_type',
+  'invalid_scope',
+  /** RFC 8693 §2.2.2: an `audience` or `resource` the service does not issue tokens for. */
+  'invalid_target',
+  /** RFC 9449 §5: the DPoP proof of a token request is missing, bad, or by another key than the session's. */
+  'invalid_dpop_proof',
+] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 
 /** The error body of the OAuth 2.0 endpoints: the uniform one and RFC 6749 §5.2's two members. */
 export const oauthErrorBody = errorBody.extend({
-  error: z.enum(OAUTH_ERROR_CODES).meta({ description: 'RFC 6749 §5.2 error code.' }),
+  error: z.enum(OAUTH_ERROR_CODES).meta({ description: 'RFC 6749 §5.2 error code, or RFC 8693 §2.2.2 `invalid_target`, or RFC 9449 §5 `invalid_dpop_proof`.' }),
   error_description: z.string().meta({ description: 'The same text as message.' }),
 });
 

@@ -23,6 +23,8 @@ export const PATHS = {
   console: '/console',
   /** The console's session route: the only path its refresh-token cookie is sent to. */
   consoleSession: '/console/session',
+  apiReference: '/api-reference',
+  home: '/',
 } as const;
 
 /** The routes that issue tokens. */

@@ -58,24 +58,27 @@ export function scopeWithin(scope: string, allowed: readonly string[]): boolean 
   return scopeWords(scope).every((word) => word === 'openid' || allowed.includes(word));
 }
 
-/** What a session may do now: its granted scope (null: all the role grants) within what the role grants. */
-export function effectiveScopes(role: Role | null, granted: string | null): readonly ApiScope[] {
-  const ofRole = scopesOf(role);
-  if (granted === null) return ofRole;
-  const words = scopeWords(granted);
-  return ofRole.filter((scope) => words.includes(scope));
+/**
+ * What a call with a token may do now: the scope the token claims, within its session's granted
+ * scope (null: all the role grants) and what the role grants now. The token's own claim counts, as
+ * an exchanged token shares its subject's session but may claim less than the session holds; the
+ * session's counts too, so a refresh that narrows it narrows the tokens issued before at once.
+ */
+export function effectiveScopes(role: Role | null, granted: string | null, claimed: string): readonly ApiScope[] {
+  const held = scopeWords(heldScope(role, granted));
+  const words = scopeWords(claimed);
+  return scopesOf(role).filter((scope) => held.includes(scope) && words.includes(scope));
 }
 
 /**
  * The scope a session holds now, as a token would state it: the granted words (null: all of the
- * role's and the key's permissions, and openid) that the role and the permissions still allow.
+ * role's and a key's permissions, and openid) that the role and the permissions still allow; with
+ * `claimed`, only those of its words (a token's scope, which may be narrower than its session's).
  */
-export function heldScope(role: Role | null, granted: string | null, permissions: readonly string[] = []): string {
-  if (granted === null) return scopeFor(role, permissions);
+export function heldScope(role: Role | null, granted: string | null, claimed?: string, permissions: readonly string[] = []): string {
   const grantable = grantableScopes(role, permissions);
-  return scopeWords(granted)
-    .filter((word) => word === 'openid' || grantable.includes(word))
-    .join(' ');
+  const held = granted === null ? scopeWords(scopeFor(role, permissions)) : scopeWords(granted).filter((word) => word === 'openid' || grantable.includes(word));
+  return claimed === undefined ? held.join(' ') : scopeWords(claimed).filter((word) => held.includes(word)).join(' ');
 }
 
 /** Whether `after` grants less than `before` (no role is below every role). */

@@ -21,9 +21,19 @@ export interface IssuedClaims {
 
 export interface TokenSettings {
   issuer: string;
+  /** The `aud` of access tokens for this service's own routes (AUDIENCE). */
   audience: string;
+  /** The other audiences a token exchange may issue access tokens for (EXCHANGE_AUDIENCES). */
+  exchangeAudiences?: readonly string[];
   clockTolerance: number;
 }
+
+/**
+ * Which audiences a verification accepts: this service's own (its routes), or any this service
+ * issues tokens for (introspection, revocation, and the subject of a token exchange, which describe,
+ * end or exchange a token wherever it is meant to be used).
+ */
+export type AudienceScope = 'this-service' | 'any-issued';
 
 const ALGORITHM = 'ES256';
 const REFRESH_ALGORITHM = 'HS256';
@@ -101,7 +111,7 @@ export class TokenSigner {
    * Verifies signature (the kind's one algorithm), iss, aud, exp and nbf (with leeway) and that the
    * token is of the expected kind. Every failure is the same 401 to the caller.
    */
-  async verify(token: string, kind: TokenKind): Promise<IssuedClaims> {
+  async verify(token: string, kind: TokenKind, audiences: AudienceScope = 'this-service'): Promise<IssuedClaims> {
     // Built only on failure: capturing a stack on every valid token shows up in profiles.
     const refused = () => new UnauthorizedError(`Invalid or expired ${kind === 'Refresh' ? 'refresh' : 'access'} token`);
     const parts = token.split('.');
@@ -125,7 +135,7 @@ export class TokenSigner {
     }
 
     const claims = decodeSegment(encodedPayload);
-    if (!claims || !this.claimsHold(claims, kind)) {
+    if (!claims || !this.claimsHold(claims, kind, audiences)) {
       if (keptKid !== undefined) this.verified.forget(cacheKey!);
       throw refused();
     }
@@ -133,11 +143,12 @@ export class TokenSigner {
     return claims as IssuedClaims;
   }
 
-  private claimsHold(claims: Record<string, unknown>, kind: TokenKind): boolean {
-    const { issuer, audience, clockTolerance } = this.settings;
+  private claimsHold(claims: Record<string, unknown>, kind: TokenKind, audiences: AudienceScope): boolean {
+    const { issuer, audience, exchangeAudiences = [], clockTolerance } = this.settings;
     const now = nowSeconds();
     const { iss, aud, exp, nbf, typ } = claims;
-    const audienceHolds = aud === audience || (Array.isArray(aud) && aud.includes(audience));
+    const accepted = (value: unknown) => value === audience || (audiences === 'any-issued' && exchangeAudiences.includes(value as string));
+    const audienceHolds = accepted(aud) || (Array.isArray(aud) && aud.some(accepted));
     const notExpired = typeof exp === 'number' && now < exp + clockTolerance;
     const started = nbf === undefined || (typeof nbf === 'number' && nbf <= now + clockTolerance);
     // We issue sub, sid and jti as UUIDs; anything else is not ours, and must not reach a uuid column.

@@ -44,7 +44,31 @@ export interface IssueOptions {
   clientId: string;
   refreshToken: boolean;
   idToken: boolean;
+  /**
+   * The RFC 7638 thumbprint of the key a DPoP proof was made with: the access and refresh tokens are
+   * bound to it (`cnf.jkt`, RFC 9449 §6) and the response says `token_type` DPoP. Undefined: bearer.
+   */
+  dpopJkt?: string;
 }
+
+/** An access token a token exchange issues (RFC 8693): in its subject's session, never past the subject token. */
+export interface ExchangedToken {
+  sessionId: string;
+  /** The moment the token is stamped with; the caller checked that `notAfter` is at least a second later. */
+  now: number;
+  /** The subject token's `exp`: the new token's is never later. */
+  notAfter: number;
+  scope: string;
+  clientId: string;
+  /** Whom the token is for: AUDIENCE or a value of EXCHANGE_AUDIENCES. */
+  audience: string;
+  /** RFC 8693 §4.1: who acts on the subject's behalf, and before it who acted on the actor's. */
+  act?: Record<string, unknown>;
+  dpopJkt?: string;
+}
+
+/** RFC 8693 §3: the type of the token an exchange issues. */
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /** What every grant ends with: the token response for a session just opened or rotated. */
 export class TokenIssuer {
@@ -85,16 +109,17 @@ export class TokenIssuer {
     const notAfter = subject.notAfter ?? Infinity;
     const expiresAt = Math.min(now + this.lifetimes.accessTokenTtl, notAfter);
     const accessTokenTtl = expiresAt - now;
-    const scope = heldScope(subject.role, what.scope ?? null, subject.permissions);
+    const scope = heldScope(subject.role, what.scope ?? null, undefined, subject.permissions);
     const identity = { sub: subject.id, sid: sessionId, preferred_username: subject.name, principal_type: subject.type };
+    const bound = confirmation(what.dpopJkt);
     const [accessToken, refreshToken, idToken] = await Promise.all([
       this.signer.sign(
         'Bearer',
-        { ...identity, scope, roles: subject.role ? [subject.role] : [], client_id: what.clientId },
+        { ...identity, scope, roles: subject.role ? [subject.role] : [], client_id: what.clientId, ...bound },
         expiresAt,
         now,
       ),
-      what.refreshToken ? this.signer.sign('Refresh', { sub: subject.id, sid: sessionId, jti: refreshJti }, times.refresh_expires_at, now) : undefined,
+      what.refreshToken ? this.signer.sign('Refresh', { sub: subject.id, sid: sessionId, jti: refreshJti, ...bound }, times.refresh_expires_at, now) : undefined,
       what.idToken
         ? this.signer.sign('ID', { ...identity, aud: what.clientId, azp: what.clientId, auth_time: times.created_at }, expiresAt, now)
         : undefined,
@@ -103,11 +128,47 @@ export class TokenIssuer {
       access_token: accessToken,
       expires_in: accessTokenTtl,
       ...(refreshToken !== undefined && { refresh_expires_in: Math.max(0, times.refresh_expires_at - now), refresh_token: refreshToken }),
-      token_type: 'bearer',
+      token_type: what.dpopJkt === undefined ? 'bearer' : 'DPoP',
       ...(idToken !== undefined && { id_token: idToken }),
       'not-before-policy': 0,
       'session-state': sessionId,
       scope,
     };
   }
+
+  /**
+   * The token response of a token exchange (RFC 8693 §2.2.1): an access token for `subject` in the
+   * subject token's session, for its audience, living ACCESS_TOKEN_TTL but never past the subject
+   * token; no refresh token.
+   */
+  async issueExchanged(subject: TokenSubject, token: ExchangedToken): Promise<OAuthTokenResponse> {
+    const { now } = token;
+    const exp = Math.min(now + this.lifetimes.accessTokenTtl, token.notAfter);
+    // The one rule of issue(): never more than the subject's role grants now.
+    const scope = heldScope(subject.role, token.scope, undefined, subject.permissions);
+    const claims = {
+      sub: subject.id,
+      sid: token.sessionId,
+      aud: token.audience,
+      preferred_username: subject.name,
+      principal_type: subject.type,
+      scope,
+      roles: subject.role ? [subject.role] : [],
+      client_id: token.clientId,
+      ...(token.act && { act: token.act }),
+      ...confirmation(token.dpopJkt),
+    };
+    return {
+      access_token: await this.signer.sign('Bearer', claims, exp, now),
+      issued_token_type: ACCESS_TOKEN_TYPE,
+      token_type: token.dpopJkt === undefined ? 'bearer' : 'DPoP',
+      expires_in: exp - now,
+      'not-before-policy': 0,
+      'session-state': token.sessionId,
+      scope,
+    };
+  }
 }
+
+/** RFC 7800 §3.1 with RFC 9449 §6.1: the `cnf` claim naming the DPoP key's thumbprint, or nothing for a bearer token. */
+const confirmation = (jkt: string | undefined) => (jkt === undefined ? {} : { cnf: { jkt } });

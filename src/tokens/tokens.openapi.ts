@@ -1,5 +1,5 @@
 import { PATHS } from '../shared/paths';
-import { errors, header, jsonOrFormBody, ok, type OpenApiOperation, type RoutesDescription } from '../http/openapi';
+import { DPOP_HEADER, errors, header, jsonOrFormBody, ok, type OpenApiOperation, type RoutesDescription } from '../http/openapi';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from './tokens.schemas';
 import { tokenResponse } from './tokens.responses';
 
@@ -23,7 +23,9 @@ export function describeTokenRoutes(): RoutesDescription {
     paths: {
       [PATHS.apiKeyToken]: { post: tokenOperation('v1_auth_token_post', 'Token via an API key request token', 'ApiKeyTokenBody') },
       [PATHS.token]: { post: tokenOperation('auth_bearer_token_post', 'Token via user credentials', 'PasswordTokenBody') },
-      [PATHS.refresh]: { post: tokenOperation('auth_bearer_refresh_post', 'Token via a refresh token (one use)', 'RefreshTokenBody') },
+      [PATHS.refresh]: {
+        post: { ...tokenOperation('auth_bearer_refresh_post', 'Token via a refresh token (one use; a DPoP-bound one with a proof by its key)', 'RefreshTokenBody'), parameters: [DPOP_HEADER] },
+      },
     },
     requestSchemas: { ApiKeyTokenBody: apiKeyTokenBody, PasswordTokenBody: passwordTokenBody, RefreshTokenBody: refreshTokenBody },
     responseSchemas: { TokenResponse: tokenResponse },

@@ -9,7 +9,9 @@ export const tokenResponse = z.strictObject({
   expires_in: z.int().min(1).meta({ readOnly: true, description: "Seconds until the access token expires: ACCESS_TOKEN_TTL, or less when an API key's expiry comes sooner." }),
   refresh_expires_in: z.int().min(0).meta({ readOnly: true, description: 'Seconds until the refresh token expires.' }),
   refresh_token: jwt.meta({ readOnly: true, description: 'Refresh token (JWT); works once.' }),
-  token_type: z.literal('bearer').meta({ readOnly: true }),
+  token_type: z
+    .enum(['bearer', 'DPoP'])
+    .meta({ readOnly: true, description: '`bearer`, or `DPoP` when the tokens are bound to the key of the request\'s DPoP proof (RFC 9449 §5).' }),
   id_token: jwt.meta({ readOnly: true, description: 'ID token (JWT).' }),
   'not-before-policy': z.literal(0).meta({ type: 'integer', readOnly: true }),
   'session-state': z.string().min(1).meta({ readOnly: true, description: 'Session identifier.' }),
@@ -21,9 +23,14 @@ export const tokenResponse = z.strictObject({
 
 /**
  * The token endpoint's response (RFC 6749 §5.1): the same object, with a refresh token except for
- * client credentials, and an ID token only for a user's login by a named client asking for `openid`.
+ * client credentials and token exchange, an ID token only for a user's login by a named client asking
+ * for `openid`, and `issued_token_type` for a token exchange.
  */
 export const oauthTokenResponse = tokenResponse.partial({ refresh_token: true, refresh_expires_in: true, id_token: true }).extend({
+  issued_token_type: z
+    .literal('urn:ietf:params:oauth:token-type:access_token')
+    .optional()
+    .meta({ readOnly: true, description: 'Token exchange only (RFC 8693 §2.2.1): the type of the token issued, an access token.' }),
   scope: z
     .string()
     .regex(/^[a-z0-9][a-z0-9:._-]*(?: [a-z0-9][a-z0-9:._-]*)*$/)

@@ -6,6 +6,8 @@ import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
 import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
+import { dpopPresentationOf } from '../http/authenticate';
+import type { Dpop } from '../dpop/dpop';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from './tokens.schemas';
 import type { ApiKeyGrant } from './grants/api-key.grant';
 import type { PasswordGrant } from './grants/password.grant';
@@ -20,9 +22,10 @@ export interface TokenGrants {
 
 /**
  * The three token routes: no-store, the per-address limit (before any body is read), body parsing,
- * then for passwords the failed-attempt limits.
+ * then for passwords the failed-attempt limits. They issue bearer tokens; a DPoP proof binds tokens
+ * at /oauth2/token only, but a bound session refreshes here as there, with a proof by its key.
  */
-export function tokensRouter(grants: TokenGrants, limits: RateLimits): Router {
+export function tokensRouter(grants: TokenGrants, limits: RateLimits, dpop: Dpop): Router {
   const router = Router();
 
   router
@@ -45,7 +48,9 @@ export function tokensRouter(grants: TokenGrants, limits: RateLimits): Router {
     .route(PATHS.refresh)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function refreshGrant(req: Request, res: Response) {
       const { refresh_token: refreshToken } = parseInput(refreshTokenBody, req.body, 'body');
-      res.json(await grants.refresh.refresh(refreshToken, originOf(req)));
+      // A DPoP-bound session's refresh token needs a proof by its key here too (one family, whichever route redeems it).
+      const dpopJkt = await dpop.keyOf(dpopPresentationOf(req));
+      res.json(await grants.refresh.refresh(refreshToken, originOf(req), undefined, dpopJkt));
     })
     .all(methodNotAllowed(['POST']));
 

@@ -1,13 +1,26 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Cookie, type Locator, type Page } from 'playwright-core';
+import { describeUnless } from '../helpers/skips';
 
 /** Debian's chromium package: no browser download can work here, so Playwright drives this one. */
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_MISSING = `${CHROMIUM} is missing; install it with: apt-get install -y chromium`;
 export const chromiumAvailable = existsSync(CHROMIUM);
 
-/** Where the screenshots of the main screens go: CONSOLE_SCREENSHOTS (docs/console to refresh the README's), else a git-ignored folder. */
+/**
+ * `describe` for browser tests, or `describe.skip` with the reason in the run's summary when Chromium is
+ * missing; under CI=true they run, and requireChromium() in their beforeAll fails them instead.
+ */
+export const describeInChromium = (what: string): jest.Describe =>
+  describeUnless(!chromiumAvailable && process.env.CI !== 'true' && { what, why: CHROMIUM_MISSING });
+
+/** For a browser test's beforeAll: under CI=true a missing Chromium is a failure, not a skip. */
+export function requireChromium(): void {
+  if (!chromiumAvailable) throw new Error(`CI=true: ${CHROMIUM_MISSING}`);
+}
+
+/** Where the screenshots of the main screens go: CONSOLE_SCREENSHOTS (docs/console to refresh those of docs/console.md), else a git-ignored folder. */
 export const SCREENSHOTS = path.resolve(process.env.CONSOLE_SCREENSHOTS ?? path.join(__dirname, '..', '..', 'test-results', 'console'));
 
 export function launchChromium(): Promise<Browser> {
@@ -126,6 +139,40 @@ export async function browserStorage(watched: Watched): Promise<string> {
     .map((c) => `${c.name}=${c.value}`)
     .join('\n');
   return `${inPage}${cookies}`.trim();
+}
+
+/**
+ * The hooks a browser test file needs: Chromium launched before its tests and closed after them, and
+ * the page each test opened (`open`) closed and checked after it (closeWatched).
+ */
+export function browserForTests(): { open: (baseUrl: string, viewport?: { width: number; height: number }) => Promise<Watched> } {
+  let browser: Browser | undefined;
+  let current: Watched | undefined;
+  beforeAll(async () => {
+    requireChromium();
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(() => browser?.close());
+  afterEach(async () => {
+    const watched = current;
+    current = undefined;
+    if (watched) await closeWatched(watched);
+  });
+  return {
+    async open(baseUrl, viewport) {
+      current = await openConsole(browser!, baseUrl, viewport);
+      current.page.setDefaultTimeout(20_000);
+      return current;
+    },
+  };
+}
+
+/** Closes a watched page at a test's end, failing the test on any problem seen or anything left in browser storage. */
+export async function closeWatched(watched: Watched): Promise<void> {
+  const storage = await browserStorage(watched);
+  await watched.close();
+  expect(watched.problems).toEqual([]);
+  expect(storage).toBe('');
 }
 
 /** The text a control's aria-describedby points at: its hint and, when there is one, its error. */

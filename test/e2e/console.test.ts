@@ -14,10 +14,11 @@ import { signRequestToken } from '../helpers/tokens';
 import { proxiedTestDatabase, type TcpProxy } from '../integration/faults/tcp-proxy';
 import type { TestDatabase } from '../helpers/database';
 import {
-  CHROMIUM_MISSING,
   CONSOLE_SESSION,
   browserStorage,
-  chromiumAvailable,
+  closeWatched,
+  describeInChromium,
+  requireChromium,
   descriptionOf,
   launchChromium,
   openConsole,
@@ -38,9 +39,7 @@ const ACCESS_TOKEN_TTL = 10;
 // npm test runs this file beside the others on two workers: a browser step may take a while there.
 jest.setTimeout(90_000);
 
-if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the console's browser tests: ${CHROMIUM_MISSING}`);
-
-(chromiumAvailable || process.env.CI === 'true' ? describe : describe.skip)('the admin console in Chromium', () => {
+describeInChromium("the console's browser tests")('the admin console in Chromium', () => {
   let built: BuiltConsole;
   let t: TestApp;
   let browser: Browser;
@@ -51,7 +50,7 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
 
   beforeAll(async () => {
     // With CI=true a missing Chromium fails every test here instead of skipping them.
-    if (!chromiumAvailable) throw new Error(`CI=true: ${CHROMIUM_MISSING}`);
+    requireChromium();
     built = buildConsole();
     t = await startTestApp({ CONSOLE_DIR: built.dir, ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL) });
     browser = await launchChromium();
@@ -71,10 +70,7 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     if (!w) return;
     const watched = w;
     w = undefined;
-    const storage = await browserStorage(watched);
-    await watched.close();
-    expect(watched.problems).toEqual([]);
-    expect(storage).toBe('');
+    await closeWatched(watched);
   });
 
   /** A few keys with real-looking names, some used, for the screenshots. */

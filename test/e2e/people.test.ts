@@ -14,11 +14,11 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { buildConsole, type BuiltConsole } from '../helpers/console';
 import { bearer, createUser, loginAs, randomName, type TestUser } from '../helpers/factories';
 import {
-  CHROMIUM_MISSING,
   CONSOLE_SESSION,
   browserStorage,
-  chromiumAvailable,
+  describeInChromium,
   descriptionOf,
+  requireChromium,
   launchChromium,
   openConsole,
   scrollsSideways,
@@ -29,9 +29,7 @@ import {
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 jest.setTimeout(90_000);
 
-if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the People browser tests: ${CHROMIUM_MISSING}`);
-
-(chromiumAvailable || process.env.CI === 'true' ? describe : describe.skip)('People in the console (Chromium)', () => {
+describeInChromium('the People browser tests')('People in the console (Chromium)', () => {
   let built: BuiltConsole;
   let t: TestApp;
   let browser: Browser;
@@ -39,7 +37,7 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
   let watched: Watched[] = [];
 
   beforeAll(async () => {
-    if (!chromiumAvailable) throw new Error(`CI=true: ${CHROMIUM_MISSING}`);
+    requireChromium();
     built = buildConsole();
     t = await startTestApp({ CONSOLE_DIR: built.dir });
     browser = await launchChromium();

@@ -11,14 +11,12 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { buildConsole, type BuiltConsole } from '../helpers/console';
 import { createApiKey, createUser, type TestUser } from '../helpers/factories';
 import { startReceiver, type Receiver } from '../integration/webhooks/support';
-import { CHROMIUM_MISSING, browserStorage, chromiumAvailable, launchChromium, openConsole, scrollsSideways, untilQuiet, type Watched } from './browser';
+import { closeWatched, describeInChromium, launchChromium, openConsole, requireChromium, scrollsSideways, untilQuiet, type Watched } from './browser';
 
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 jest.setTimeout(90_000);
 
-if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the console's webhook browser tests: ${CHROMIUM_MISSING}`);
-
-(chromiumAvailable || process.env.CI === 'true' ? describe : describe.skip)('the console\'s Webhooks page in Chromium', () => {
+describeInChromium("the console's webhook browser tests")('the console\'s Webhooks page in Chromium', () => {
   let built: BuiltConsole;
   let t: TestApp;
   let browser: Browser;
@@ -28,7 +26,7 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
   let w: Watched | undefined;
 
   beforeAll(async () => {
-    if (!chromiumAvailable) throw new Error(`CI=true: ${CHROMIUM_MISSING}`);
+    requireChromium();
     built = buildConsole();
     receiver = await startReceiver();
     t = await startTestApp({ CONSOLE_DIR: built.dir, WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_POLL_INTERVAL_MS: '100' });
@@ -48,10 +46,7 @@ if (!chromiumAvailable && process.env.CI !== 'true') console.warn(`Skipping the 
     if (!w) return;
     const watched = w;
     w = undefined;
-    const storage = await browserStorage(watched);
-    await watched.close();
-    expect(watched.problems).toEqual([]);
-    expect(storage).toBe('');
+    await closeWatched(watched);
   });
 
   async function signedIn(user: TestUser, viewport?: { width: number; height: number }): Promise<Watched> {

@@ -21,3 +21,13 @@ export function buildConsole(): BuiltConsole {
   execFileSync(process.execPath, [path.join(ROOT, 'console', 'build.mjs'), '--outdir', dir], { cwd: ROOT, stdio: 'pipe' });
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * Builds the API reference the way `npm run build` does (api-reference/build.mjs: Swagger UI's files,
+ * hashed and gzipped) into a folder of its own. Pass `dir` as API_REFERENCE_DIR.
+ */
+export function buildApiReference(): BuiltConsole {
+  const dir = mkdtempSync(path.join(tmpdir(), 'api-reference-build-'));
+  execFileSync(process.execPath, [path.join(ROOT, 'api-reference', 'build.mjs'), '--outdir', dir], { cwd: ROOT, stdio: 'pipe' });
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { describeUnless, itUnless, type SkipReason } from './skips';
 
 export interface TestDatabase {
   /** Connect here: a fresh PGlite instance, or the test server with `?options=-c search_path=<schema>`. */
@@ -58,5 +59,20 @@ export const testPoolSize = (serverPoolSize: number) => (onPglite() ? 1 : server
  * one PGlite belongs to one process (the service locks its data folder), and connections of
  * different processes would share its single session, a deployment that cannot exist.
  */
-export const onSharedServerOnly = (): jest.Describe => (onPglite() ? describe.skip : describe);
-export const itOnSharedServerOnly = (): jest.It => (onPglite() ? it.skip : it);
+export const onSharedServerOnly = (): jest.Describe => describeUnless(onPglite() && SEVERAL_INSTANCES);
+export const itOnSharedServerOnly = (): jest.It => itUnless(onPglite() && SEVERAL_INSTANCES);
+
+/** How to run what PGlite cannot: on a PostgreSQL server. */
+const ON_A_SERVER = 'set TEST_DATABASE_URL to a PostgreSQL server (e.g. postgres://postgres@127.0.0.1:5432/test), or run a Docker engine for a throwaway one';
+
+const SEVERAL_INSTANCES: SkipReason = {
+  what: 'the tests of several service instances (or migrators) sharing one database',
+  why: `the embedded PGlite belongs to one process; ${ON_A_SERVER}`,
+};
+
+/**
+ * For a test that holds a lock on one connection while another waits for it: PGlite's connections
+ * share one session and run one statement at a time, so the second could never wait on the first.
+ */
+export const itWithConcurrentConnections = (): jest.It =>
+  itUnless(onPglite() && { what: 'the tests of one connection waiting on another\'s lock', why: `PGlite runs one statement at a time for every connection; ${ON_A_SERVER}` });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { describeUnless } from './skips';
 
 /** redis-server on the PATH (or where Debian puts it), if installed. */
 export const REDIS_SERVER = [...(process.env.PATH ?? '').split(delimiter), '/usr/bin', '/usr/local/bin']
@@ -10,14 +11,12 @@ export const REDIS_SERVER = [...(process.env.PATH ?? '').split(delimiter), '/usr
 const INSTALL_HINT = 'redis-server is not installed: apt-get install redis-server (Debian/Ubuntu) or brew install redis (macOS) to run it';
 
 /**
- * `describe` when a Redis of the test's own can be started, else `describe.skip` after saying why
- * and what to install; under CI=true a missing redis-server fails instead (CI must prove these).
+ * `describe` when a Redis of the test's own can be started, else `describe.skip`, the run's summary
+ * saying why and what to install (test/helpers/skips.ts); under CI=true a missing redis-server fails instead (CI must prove these).
  */
 export function describeWithRedisServer(what: string): jest.Describe {
-  if (REDIS_SERVER) return describe;
-  if (process.env.CI === 'true') throw new Error(`${what}: ${INSTALL_HINT}; CI=true does not allow skipping it`);
-  console.warn(`skipped: ${what}: ${INSTALL_HINT}`);
-  return describe.skip;
+  if (!REDIS_SERVER && process.env.CI === 'true') throw new Error(`${what}: ${INSTALL_HINT}; CI=true does not allow skipping it`);
+  return describeUnless(!REDIS_SERVER && { what: `the ${what}`, why: INSTALL_HINT });
 }
 
 /** A TCP port nothing listens on right now. */

@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { INTEROP_DIR, runScript, startInteropService, type InteropService } from './support/service';
+import { describeUnless } from '../helpers/skips';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON printed by the scripts
 
@@ -189,11 +190,7 @@ describe('oauth4webapi (v3)', () => {
 const authlibAvailable = spawnSync(SYSTEM_PYTHON, ['-c', 'import authlib, requests'], { stdio: 'ignore' }).status === 0;
 const AUTHLIB_MISSING = `${SYSTEM_PYTHON} cannot import authlib and requests; install them with: apt-get install -y python3-authlib python3-requests`;
 
-if (!authlibAvailable && process.env.CI !== 'true') {
-  console.warn(`Skipping the Authlib interop tests: ${AUTHLIB_MISSING}`);
-}
-
-(authlibAvailable || process.env.CI === 'true' ? describe : describe.skip)(
+describeUnless(!authlibAvailable && process.env.CI !== 'true' && { what: 'the Authlib (Python) interop tests', why: AUTHLIB_MISSING })(
   authlibAvailable ? 'Authlib (Python, requests client)' : `Authlib (Python): ${AUTHLIB_MISSING}`,
   () => {
     const run = async (scenario: string) => {

@@ -77,10 +77,14 @@ function isValidTokenBody(route: Route, v: unknown): boolean {
   return only(['refresh_token', 'grant_type']) && isString(body.refresh_token) && (!keys.includes('grant_type') || body.grant_type === 'refresh_token');
 }
 
-/** A form body's fields as the service's parser (body-parser's qs) sees them: a field with no name is dropped. */
+/**
+ * A form body's fields as the service's parser (body-parser's qs) sees them: a field with no name is
+ * dropped, and so is `__proto__` (qs never lets a field touch an object's prototype).
+ */
 function formFields(body: string): Record<string, unknown> {
   const fields: Record<string, unknown> = { ...parseQuery(body) };
   delete fields[''];
+  delete fields['__proto__'];
   return fields;
 }
 

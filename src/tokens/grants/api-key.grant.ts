@@ -1,7 +1,9 @@
 import type { Database } from '../../db/database';
 import type { ApiKeyLogins } from '../../sessions/api-key-logins';
 import type { KeyAppkeys, ValidAppkeys } from '../../api-keys/valid-appkeys';
-import { LoginRefusedError, OAuthError } from '../../shared/errors';
+import { DpopProofError, LoginRefusedError, OAuthError } from '../../shared/errors';
+import type { CheckedProof } from '../../dpop/dpop';
+import { replayRecordOf } from '../../dpop/proof-replay';
 import type { RequestOrigin } from '../../shared/audit-context';
 import { recordingRefusals } from '../failed-logins';
 import { claimedAppname, type RequestTokenRules } from '../request-token';
@@ -18,6 +20,8 @@ export interface ApiKeyTokenRequest {
   refreshToken: boolean;
   /** The service's own route keeps the ID token it always gave; the token endpoint gives one only to a user. */
   idToken: boolean;
+  /** The request's DPoP proof, checked: the login spends it, and the session's tokens are bound to its key. */
+  dpop?: CheckedProof;
 }
 
 /**
@@ -84,12 +88,15 @@ export class ApiKeyGrant {
       jti: proof.jti,
       jtiExpiresAt: proof.jtiExpiresAt,
       scope: request.scope ?? null,
+      dpopJkt: request.dpop?.jkt ?? null,
+      dpopProof: request.dpop ? replayRecordOf(request.dpop) : null,
       policyVersion: key.policy.version,
       policyNow: authentication.now,
     });
     if (!outcome.opened) {
       if (outcome.refused === 'stale') return undefined;
       if (outcome.refused === 'scope') throw new OAuthError('invalid_scope', 'The requested scope is not within what the API key\'s role and permissions grant');
+      if (outcome.refused === 'proof_replayed') throw new DpopProofError('The DPoP proof was used before');
       if (outcome.refused === 'usage_exceeded') return authentication.refuseUsage(key);
       throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
     }
@@ -97,7 +104,7 @@ export class ApiKeyGrant {
     return this.issuer.issue(
       subject,
       { id: session.id, refreshJti: session.refreshJti, times: outcome.times, now: session.now },
-      { scope: request.scope, clientId: key.appname, refreshToken: request.refreshToken, idToken: request.idToken },
+      { scope: request.scope, clientId: key.appname, refreshToken: request.refreshToken, idToken: request.idToken, dpopJkt: request.dpop?.jkt },
     );
   }
 }

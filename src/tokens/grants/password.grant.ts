@@ -15,6 +15,8 @@ export interface PasswordTokenRequest {
   scope?: string;
   /** The client the login is for; null: DEFAULT_CLIENT_ID. */
   clientId: string | null;
+  /** The key of the request's DPoP proof, checked and spent: the session's tokens are bound to it. */
+  dpopJkt?: string;
 }
 
 /** The service's own route: no scope, no client, and the ID token it always gave. */
@@ -55,6 +57,7 @@ export class PasswordGrant {
       clientId: request.clientId,
       scope: request.scope ?? null,
       idToken: idTokenClient,
+      dpopJkt: request.dpopJkt ?? null,
     });
     if (!opened) return undefined;
     if (!opened.times) throw new OAuthError('invalid_scope', 'The requested scope is not within what the user\'s role grants');
@@ -67,6 +70,7 @@ export class PasswordGrant {
         clientId: request.clientId ?? this.defaultClientId,
         refreshToken: true,
         idToken: request === OWN_ROUTE || idTokenClient,
+        dpopJkt: request.dpopJkt,
       },
     );
   }

@@ -3,7 +3,8 @@ import { findSessionGrant } from '../../sessions/liveness';
 import type { RefreshRotations } from '../../sessions/refresh-rotations';
 import { revokeSessionOnReuse } from '../../sessions/revocation';
 import type { TokenSigner } from '../../signing-keys/token-signer';
-import { OAuthError, UnauthorizedError } from '../../shared/errors';
+import { boundKeyOf } from '../../dpop/dpop';
+import { DpopProofError, OAuthError, UnauthorizedError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
 import { heldScope, scopeWithin, scopeWords } from '../../shared/principals';
 import { sessionClientId } from '../session-client';
@@ -40,11 +41,19 @@ export class RefreshGrant {
     private readonly events: TokenEvents = {},
   ) {}
 
-  /** `request` undefined: the service's own route, which ignores the client binding and always gives an ID token. */
-  async refresh(refreshToken: string, origin: RequestOrigin, request?: RefreshTokenRequest): Promise<OAuthTokenResponse> {
+  /**
+   * `request` undefined: the service's own route, which ignores the client binding and always gives an
+   * ID token. `dpopJkt`: the key of the request's DPoP proof, checked and spent (undefined: none).
+   */
+  async refresh(refreshToken: string, origin: RequestOrigin, request?: RefreshTokenRequest, dpopJkt?: string): Promise<OAuthTokenResponse> {
     // A key's refresh token works only from an address its policy allows (contract, "Tokens follow the key").
     const address = clientAddressText(origin.clientAddress);
     const claims = await this.signer.verify(refreshToken, 'Refresh');
+    const bound = boundKeyOf(claims);
+    // RFC 9449 §5: a bound session's refresh token is redeemed only with a proof by its key; refused before anything changes.
+    if (bound !== undefined && dpopJkt !== bound) {
+      throw new DpopProofError(dpopJkt === undefined ? 'This refresh token needs a DPoP proof by the key it is bound to' : 'The DPoP proof is by another key than the one this refresh token is bound to');
+    }
     if (request?.clientId !== undefined || request?.scope !== undefined) await this.checkAgainstSession(claims.sid, request);
     const next = this.issuer.nextRefresh();
     const rotated = await this.rotations.rotate({
@@ -53,6 +62,7 @@ export class RefreshGrant {
       sessionId: claims.sid,
       principalId: claims.sub,
       presentedJti: claims.jti,
+      dpopJkt: bound ?? null,
       address,
       origin,
     });
@@ -72,7 +82,7 @@ export class RefreshGrant {
       permissions: principal.permissions,
       notAfter: principal.not_after,
     };
-    const scope = heldScope(principal.role, principal.scope, principal.permissions);
+    const scope = heldScope(principal.role, principal.scope, undefined, principal.permissions);
     return this.issuer.issue(
       subject,
       { id: claims.sid, refreshJti: next.newJti, times, now: next.now },
@@ -81,6 +91,7 @@ export class RefreshGrant {
         clientId: sessionClientId({ client_id: client.id, type: principal.type, name: principal.name }, this.defaultClientId),
         refreshToken: true,
         idToken: request === undefined || (client.idToken && scopeWords(scope).includes('openid')),
+        dpopJkt: bound,
       },
     );
   }
@@ -92,8 +103,9 @@ export class RefreshGrant {
     if (request.clientId !== undefined && request.clientId !== sessionClientId(grant, this.defaultClientId)) {
       throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
     }
-    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(heldScope(grant.role, grant.scope, grant.permissions)))) {
+    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(heldScope(grant.role, grant.scope, undefined, grant.permissions)))) {
       throw new OAuthError('invalid_scope', 'A refresh may keep or narrow the session\'s scope, not widen it');
     }
   }
 }
+

@@ -6,7 +6,7 @@ import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
 import { callProtected, expectTokenResponse, PATHS, refreshWith, sleep } from './support';
 import { CLI_CONTEXT } from '../../../src/shared/audit-context';
-import { onPglite } from '../../helpers/database';
+import { itWithConcurrentConnections } from '../../helpers/database';
 import { expectError, expectInvalidToken } from '../../helpers/errors';
 
 describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
@@ -201,8 +201,7 @@ describe('POST /api/auth/bearer/refresh (token via refresh token)', () => {
       expectError(res, 401, 'Unauthorized');
     });
 
-    // PGlite's connections share one session, so a second connection cannot hold a lock against the first.
-    (onPglite() ? it.skip : it)('when the session is revoked by a transaction that commits while the refresh waits for it, then 401 and the refresh token is not rotated', async () => {
+    itWithConcurrentConnections()('when the session is revoked by a transaction that commits while the refresh waits for it, then 401 and the refresh token is not rotated', async () => {
       const login = await loginAs(t, user);
       const sessionId = login['session-state'];
       const other = new Client({ connectionString: t.config.databaseUrl });

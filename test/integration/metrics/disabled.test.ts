@@ -14,6 +14,7 @@ describe('metrics: disabled (the default)', () => {
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expectError(res, 404, 'NotFound');
+    expect(res.body.message).toMatch(/set METRICS_ENABLED=true/);
   });
 
   it('when metrics are disabled, then nothing is collected and the OpenAPI document does not list /metrics', async () => {

@@ -35,7 +35,7 @@ describe('GET /metrics on the main port in production (no METRICS_PORT)', () => 
   it('when the OpenAPI document is served, then /metrics is listed with bearer security and its 401/403', async () => {
     const doc = (await t.http().get('/api/v1/openapi.json')).body as { paths: Record<string, { get: { security?: unknown; responses: Record<string, unknown> } }> };
 
-    expect(doc.paths['/metrics']!.get.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.paths['/metrics']!.get.security).toEqual([{ bearerAuth: [] }, { dpopAuth: [] }]);
     expect(Object.keys(doc.paths['/metrics']!.get.responses)).toEqual(expect.arrayContaining(['200', '401', '403']));
   });
 });

@@ -19,6 +19,7 @@ describe('metrics: on their own port (METRICS_PORT)', () => {
     const document = await t.http().get('/api/v1/openapi.json');
 
     expectError(res, 404, 'NotFound');
+    expect(res.body.message).toMatch(/METRICS_PORT/);
     expect(Object.keys(document.body.paths)).not.toContain('/metrics');
   });
 

@@ -33,7 +33,13 @@ describe('GET /.well-known/openid-configuration (discovery)', () => {
       token_endpoint: `${ISSUER}/oauth2/token`,
       revocation_endpoint: `${ISSUER}/oauth2/revoke`,
       introspection_endpoint: `${ISSUER}/oauth2/introspect`,
-      grant_types_supported: ['password', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:jwt-bearer'],
+      grant_types_supported: [
+        'password',
+        'refresh_token',
+        'client_credentials',
+        'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        'urn:ietf:params:oauth:grant-type:token-exchange',
+      ],
       response_types_supported: [],
       subject_types_supported: ['public'],
       scopes_supported: ['openid', 'api-keys:read', 'api-keys:write', 'api-keys:admin'],
@@ -42,6 +48,7 @@ describe('GET /.well-known/openid-configuration (discovery)', () => {
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       id_token_signing_alg_values_supported: ['ES256'],
+      dpop_signing_alg_values_supported: ['ES256', 'EdDSA', 'Ed25519', 'RS256'],
       claims_supported: expect.arrayContaining(['iss', 'sub', 'aud', 'azp', 'exp', 'iat', 'jti', 'sid', 'scope', 'roles', 'client_id', 'preferred_username']),
     });
   });

@@ -51,7 +51,7 @@ describe('authorization server metadata (RFC 8414) and OpenID Connect discovery'
     expect(rfc8414.body).toEqual(openid.body);
   });
 
-  it('when the document is read, then it names the issuer, the three OAuth 2.0 endpoints, the four grants and the ways to authenticate', async () => {
+  it('when the document is read, then it names the issuer, the three OAuth 2.0 endpoints, the five grants and the ways to authenticate', async () => {
     const [{ body }] = await fetchBoth();
 
     expect(body).toEqual(
@@ -65,7 +65,13 @@ describe('authorization server metadata (RFC 8414) and OpenID Connect discovery'
         id_token_signing_alg_values_supported: ['ES256'],
       }),
     );
-    expect([...body.grant_types_supported].sort()).toEqual(['client_credentials', 'password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer']);
+    expect([...body.grant_types_supported].sort()).toEqual([
+      'client_credentials',
+      'password',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ]);
     expect([...body.scopes_supported].sort()).toEqual(['api-keys:admin', 'api-keys:read', 'api-keys:write', 'openid']);
     expect([...body.token_endpoint_auth_methods_supported].sort()).toEqual(['client_secret_basic', 'client_secret_jwt', 'client_secret_post', 'none']);
     expect([...body.token_endpoint_auth_signing_alg_values_supported].sort()).toEqual(['HS256', 'HS384', 'HS512']);

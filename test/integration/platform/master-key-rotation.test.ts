@@ -153,7 +153,7 @@ describe('rotating MASTER_KEY: MASTER_KEY_PREVIOUS and `keys rewrap`', () => {
     const keys = await app.http().get('/api/v1/api-keys').set(bearer(login.access_token));
     expect(keys.status).toBe(200);
     expect((await refreshes(app, refreshAfterRewrap)).status).toBe(200);
-    // Signed with the old key's refresh-token secret, which is gone with MASTER_KEY_PREVIOUS (README, Security model).
+    // Signed with the old key's refresh-token secret, which is gone with MASTER_KEY_PREVIOUS (docs/operations.md, "Rotating MASTER_KEY").
     expect((await refreshes(app, unusedRefreshBeforeRotation)).status).toBe(401);
     await stop();
   });

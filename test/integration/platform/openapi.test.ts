@@ -13,6 +13,7 @@ const OPENAPI = '/api/v1/openapi.json';
 
 /** Every route of the service, with its operations. */
 const ROUTES: Record<string, string[]> = {
+  '/': ['get'],
   '/api/v1/api-keys': ['get', 'post'],
   '/api/v1/api-keys/{appname}': ['get', 'put', 'delete'],
   '/api/v1/api-keys/{appname}/regen': ['put'],
@@ -85,22 +86,24 @@ describe('OpenAPI document', () => {
     expect(listed).toEqual(Object.fromEntries(Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()])));
   });
 
-  it('when the operations are listed, then key operations, the audit trail, webhooks, users, me and introspection need bearerAuth, the OAuth endpoints take client authentication, the console session its cookie, others none, and each has a default error', () => {
+  it('when the operations are listed, then key operations, the audit trail, webhooks, users, me and introspection need bearerAuth or dpopAuth, the OAuth endpoints take client authentication, the console session its cookie, others none, and each has a default error', () => {
+    const accessToken = [{ bearerAuth: [] }, { dpopAuth: [] }];
     const security: Record<string, unknown> = {
       '/oauth2/token': [{}, { clientBasic: [] }],
       '/oauth2/revoke': [{}, { clientBasic: [] }],
-      '/oauth2/introspect': [{ bearerAuth: [] }, { clientBasic: [] }],
+      '/oauth2/introspect': [...accessToken, { clientBasic: [] }],
       'post /console/session': [{ consoleSessionCookie: [] }],
       'delete /console/session': [{ consoleSessionCookie: [] }],
     };
     const bearerPaths = /^\/api\/v1\/(api-keys|audit-events$|webhooks|users|me)|^\/api\/auth\/bearer\/introspect$/;
     for (const { path, method, operation } of operations(served)) {
       const needsBearer = bearerPaths.test(path);
-      expect([method, path, operation.security]).toEqual([method, path, security[`${method} ${path}`] ?? security[path] ?? (needsBearer ? [{ bearerAuth: [] }] : undefined)]);
+      expect([method, path, operation.security]).toEqual([method, path, security[`${method} ${path}`] ?? security[path] ?? (needsBearer ? accessToken : undefined)]);
       expect(operation.responses.default).toEqual({ $ref: '#/components/responses/UnexpectedError' });
     }
     expect(served.components.securitySchemes).toEqual({
       bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      dpopAuth: expect.objectContaining({ type: 'http', scheme: 'dpop' }),
       clientBasic: expect.objectContaining({ type: 'http', scheme: 'basic' }),
       consoleSessionCookie: expect.objectContaining({ type: 'apiKey', in: 'cookie', name: '__Secure-console_session' }),
     });

@@ -9,7 +9,8 @@ import { findExecutable, PROXIES_INSTALL_HINT, startNginx, startPgBouncer, type 
 import { MIGRATIONS_DIR } from '../../../src/db/migrate';
 import { signRequestToken } from '../../helpers/tokens';
 import { onSharedServerOnly } from '../../helpers/database';
-import { redisForTests, sharedCounters, skipsWithoutRedis } from '../../helpers/redis';
+import { redisMissing, sharedCounters } from '../../helpers/redis';
+import { describeUnless } from '../../helpers/skips';
 import { form, json, send } from './http-client';
 
 /**
@@ -24,7 +25,7 @@ const PGBOUNCER = findExecutable('pgbouncer');
 const NGINX = findExecutable('nginx');
 const installed = PGBOUNCER !== undefined && NGINX !== undefined;
 if (!installed && process.env.CI === 'true') throw new Error(`${PROXIES_INSTALL_HINT}; CI=true does not allow skipping the load-balancer test`);
-if (!installed) console.warn(`skipped: load-balancer test: ${PROXIES_INSTALL_HINT}`);
+const LOAD_BALANCER = 'the load-balancer test (three instances, nginx, PgBouncer, Redis)';
 
 const PASSWORD_FAILURES = 6;
 
@@ -69,10 +70,10 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   .filter((f) => /^\d{4}_.+\.sql$/.test(f))
   .sort();
 
-(installed ? onSharedServerOnly() : describe.skip)('three instances behind nginx, PostgreSQL behind PgBouncer (transaction pooling)', () => {
+const skip = (!installed && { what: LOAD_BALANCER, why: PROXIES_INSTALL_HINT }) || redisMissing(LOAD_BALANCER);
+(skip ? describeUnless(skip) : onSharedServerOnly())('three instances behind nginx, PostgreSQL behind PgBouncer (transaction pooling)', () => {
   const database = `lb_${randomBytes(5).toString('hex')}`;
   const admin = { username: 'lb-admin', password: randomBytes(12).toString('base64url') };
-  let redisUp = false;
   let pgbouncer: Proxy | undefined;
   let nginx: Proxy | undefined;
   let instances: NodeProcess[] = [];
@@ -107,8 +108,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   };
 
   beforeAll(async () => {
-    redisUp = await redisForTests();
-    if (!redisUp) return;
     await ensureBuilt();
     const server = new URL(process.env.TEST_DATABASE_URL!);
     await onServer(server.pathname.slice(1), (c) => c.query(`CREATE DATABASE ${database}`));
@@ -160,10 +159,7 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
     if (databaseCreated) await onServer(new URL(process.env.TEST_DATABASE_URL!).pathname.slice(1), (c) => c.query(`DROP DATABASE ${database} WITH (FORCE)`));
   }, 60_000);
 
-  const needsRedis = () => skipsWithoutRedis(redisUp);
-
   it('when three instances start together through PgBouncer, then each migration is applied exactly once', async () => {
-    if (needsRedis()) return;
     const applied = instances.flatMap((i) =>
       i
         .output()
@@ -184,7 +180,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it("when PgBouncer runs with deploy/pgbouncer/pooling.ini, then it pools per transaction and ignores the driver's extra_float_digits", async () => {
-    if (needsRedis()) return;
     // The admin console answers the simple query protocol only: a query without parameters.
     const admin = new Client({ host: '127.0.0.1', port: pgbouncer!.port, user: decodeURIComponent(new URL(process.env.TEST_DATABASE_URL!).username) || 'postgres', database: 'pgbouncer' });
     await admin.connect();
@@ -200,7 +195,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it('when requests come through nginx, then all three instances answer them', async () => {
-    if (needsRedis()) return;
     const before = instances.map((i) => i.output().length);
 
     const statuses = await onEachInstance(() => call('GET', '/api/v1/api-keys', { token: adminToken }));
@@ -214,7 +208,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it('when tokens are issued by the three token routes and /oauth2/token, then every instance accepts them', async () => {
-    if (needsRedis()) return;
     const appkey = await createKey('lb-routes');
 
     const password = await call('POST', '/api/auth/bearer/token', { form: admin });
@@ -229,7 +222,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it('when a refresh token is replayed on another instance, then it is reuse: 401, and the whole session is revoked everywhere', async () => {
-    if (needsRedis()) return;
     const login = await call('POST', '/api/auth/bearer/token', { form: admin });
     const first = await call('POST', '/api/auth/bearer/refresh', { form: { refresh_token: login.body.refresh_token as string } });
 
@@ -241,7 +233,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it('when 30 refreshes of one token are spread over the instances at once, then exactly one succeeds', async () => {
-    if (needsRedis()) return;
     const login = await call('POST', '/api/auth/bearer/token', { form: admin });
 
     const replies = await Promise.all(Array.from({ length: 30 }, () => call('POST', '/api/auth/bearer/refresh', { form: { refresh_token: login.body.refresh_token as string } })));
@@ -251,7 +242,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it('when a key is regenerated through one instance, then its tokens issued by another are refused on every instance', async () => {
-    if (needsRedis()) return;
     const appkey = await createKey('lb-regen');
     const keyToken = (await exchange('lb-regen', appkey)).body.access_token as string;
     expect(await onEachInstance(() => call('GET', '/api/v1/api-keys/lb-regen', { token: keyToken }))).toEqual([200, 200, 200]);
@@ -264,7 +254,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it('when 40 uses of a key with 15 credits and a rate limit of 25 land on the three instances at once, then exactly 15 succeed; its 26th use is rate limited', async () => {
-    if (needsRedis()) return;
     const created = await call('POST', '/api/v1/api-keys', {
       token: adminToken,
       json: { appname: 'lb-policy', roles: ['viewer'], policy: { credits: { remaining: 15 }, rate_limit: { limit: 25, window_seconds: 86_400 } } },
@@ -282,7 +271,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it('when failed logins for one user are spread over the instances, then the limit counts them once: the next is 429 everywhere', async () => {
-    if (needsRedis()) return;
     const wrong = { username: admin.username, password: 'not-the-password' };
 
     const failures: number[] = [];
@@ -293,7 +281,6 @@ const shippedMigrations = readdirSync(MIGRATIONS_DIR)
   });
 
   it('when one instance is killed mid-load, then only requests it was serving fail, and every acknowledged create is stored', async () => {
-    if (needsRedis()) return;
     const workers = 8;
     const victim = instances[1]!;
     interface Outcome {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { startServerProcess, type ServerProcess } from '../process/server-process';
 import { expectError } from '../../helpers/errors';
-import { redisForTests, sharedCounters, skipsWithoutRedis } from '../../helpers/redis';
+import { redisMissing, sharedCounters } from '../../helpers/redis';
+import { describeUnless } from '../../helpers/skips';
 
 const refresh = (server: ServerProcess) =>
   fetch(`${server.baseUrl}/api/auth/bearer/refresh`, {
@@ -10,14 +11,13 @@ const refresh = (server: ServerProcess) =>
     body: 'refresh_token=not-a-token',
   });
 
-describe('rate-limit counters in Redis: two instances, one budget', () => {
+// CI starts Redis; elsewhere, without one, these skip and the run's summary says why.
+const withoutRedis = redisMissing('the tests of rate-limit counters shared through Redis');
+
+describeUnless(withoutRedis)('rate-limit counters in Redis: two instances, one budget', () => {
   const servers: ServerProcess[] = [];
-  let available = false;
 
   beforeAll(async () => {
-    // CI starts Redis; elsewhere the suite still runs, and says plainly what it could not check.
-    available = await redisForTests();
-    if (!available) return;
     const env = {
       ...sharedCounters('test'),
       RATE_LIMIT_ENABLED: 'true',
@@ -29,7 +29,6 @@ describe('rate-limit counters in Redis: two instances, one budget', () => {
   afterAll(() => Promise.all(servers.map((s) => s.cleanup())));
 
   it('when requests alternate between two instances, then the sixth one is refused wherever it lands', async () => {
-    if (skipsWithoutRedis(available)) return;
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const statuses: number[] = [];
     for (const server of [a, b, a, b, a]) statuses.push((await refresh(server)).status);
@@ -41,13 +40,10 @@ describe('rate-limit counters in Redis: two instances, one budget', () => {
   });
 });
 
-describe('the account alert in Redis: two instances, one count per username', () => {
+describeUnless(withoutRedis)('the account alert in Redis: two instances, one count per username', () => {
   const servers: ServerProcess[] = [];
-  let available = false;
 
   beforeAll(async () => {
-    available = await redisForTests();
-    if (!available) return;
     const env = {
       ...sharedCounters('test'),
       RATE_LIMIT_ENABLED: 'true',
@@ -68,7 +64,6 @@ describe('the account alert in Redis: two instances, one count per username', ()
     });
 
   it('when failures for one username alternate between instances past the threshold, then one alert is raised in all, and both slow the next attempt', async () => {
-    if (skipsWithoutRedis(available)) return;
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const username = `target-${randomBytes(4).toString('hex')}`;
     const statuses: number[] = [];

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { openApiKeySessions, type ApiKeyLogin } from '../../../src/sessions/opening';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, type TestApiKey } from '../../helpers/factories';
@@ -38,6 +38,7 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
       refreshTtlSeconds: 1800,
       maxTtlSeconds: 36_000,
       scope: null,
+      dpopJkt: null,
       origin: { clientAddress: '192.0.2.7', requestId: randomUUID(), route: '/api/v1/auth/token' },
       apiKeyId: id,
       keyGeneration: key_generation,
@@ -45,6 +46,7 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
       policyNow: Date.now() / 1000,
       jti: randomUUID(),
       jtiExpiresAt: now + 330,
+      dpopProof: null,
       ...overrides,
     };
   }
@@ -76,6 +78,20 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
     expect(outcomes.map((o) => (o.opened ? 'opened' : o.refused))).toEqual(['opened', 'replayed']);
     expect(await sessionsOf([first, again])).toBe(1);
     expect(await eventsOf([again])).toBe(0);
+  });
+
+  it('when one DPoP proof appears twice in a batch, or was spent before, then only the first login opens, and the others write nothing, not even their jti', async () => {
+    const proof = { digest: randomBytes(32), expiresAt: Math.floor(Date.now() / 1000) + 60 };
+    const first = await loginOf(other.appname, { dpopJkt: 'jkt', dpopProof: proof });
+    const again = await loginOf(other.appname, { dpopJkt: 'jkt', dpopProof: proof });
+
+    const outcomes = await openApiKeySessions(t.db, [first, again]);
+    const later = await openApiKeySessions(t.db, [await loginOf(other.appname, { dpopJkt: 'jkt', dpopProof: proof })]);
+
+    expect([...outcomes, ...later].map((o) => (o.opened ? 'opened' : o.refused))).toEqual(['opened', 'proof_replayed', 'proof_replayed']);
+    expect(await sessionsOf([first, again])).toBe(1);
+    expect(await count('SELECT count(*) AS n FROM request_token_jtis WHERE jti = $1', [again.jti])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM sessions WHERE id = $1 AND dpop_jkt = $2', [first.id, 'jkt'])).toBe(1);
   });
 
   it('when a login’s key is gone or its appkey generation no longer valid, then it alone is stale and nothing of it is written', async () => {

@@ -5,7 +5,7 @@ import type { TokenResponse } from '../../../src/tokens/tokens.responses';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createUser, loginAs, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
-import { onPglite } from '../../helpers/database';
+import { itWithConcurrentConnections } from '../../helpers/database';
 import { tokenIssuedEventsOf } from './support';
 
 /**
@@ -31,6 +31,7 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
       sessionId: claims.sid,
       principalId: claims.sub,
       presentedJti: claims.jti,
+      dpopJkt: null,
       newJti: randomUUID(),
       refreshTtlSeconds: 1800,
       address: '192.0.2.8',
@@ -88,8 +89,7 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
     expect(await eventsOf([used, someoneElse, revoked])).toBe(0);
   });
 
-  // PGlite's connections share one session, so a second connection cannot hold a lock against the first.
-  (onPglite() ? it.skip : it)('when another transaction holds a session’s row, then the batch skips it at once instead of waiting', async () => {
+  itWithConcurrentConnections()('when another transaction holds a session’s row, then the batch skips it at once instead of waiting', async () => {
     const busy = rotationOf(await loginAs(t, user));
     const free = rotationOf(await loginAs(t, user));
     const other = new Client({ connectionString: t.config.databaseUrl });
