@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, loginWithApiKey, tokenForRole } from '../../helpers/factories';
 import { claimsOf, signRequestToken } from '../../helpers/tokens';
 import { JWT_BEARER, createKeyWithPolicy, putPolicy } from './support';
+import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE } from '../exchange-dpop/support';
 
 /** Contract, "Key policies", "Permissions in tokens". */
 describe('key policies: permissions in tokens', () => {
@@ -81,6 +82,24 @@ describe('key policies: permissions in tokens', () => {
 
     expect(refreshed.body.scope).toBe('openid api-keys:read reports');
     expect(introspected.body.scope).toBe('openid api-keys:read reports');
+  });
+
+  it('when a key\'s token is exchanged (RFC 8693), then the new token keeps the permissions the subject token carries, and may narrow them', async () => {
+    const key = await createKeyWithPolicy(t, { permissions: ['billing:read', 'reports'] });
+    const subject = (await clientCredentials(key)).body.access_token as string;
+    const exchange = (scope?: string) =>
+      t
+        .http()
+        .post('/oauth2/token')
+        .type('form')
+        .send({ grant_type: TOKEN_EXCHANGE, subject_token: subject, subject_token_type: ACCESS_TOKEN_TYPE, ...(scope !== undefined && { scope }) });
+
+    const whole = await exchange();
+    const narrowed = await exchange('billing:read');
+
+    expect(whole.status).toBe(200);
+    expect(whole.body.scope).toBe('openid api-keys:read billing:read reports');
+    expect(narrowed.body.scope).toBe('billing:read');
   });
 
   it('when discovery is read, then scopes_supported lists the role scopes only (permissions are per key)', async () => {

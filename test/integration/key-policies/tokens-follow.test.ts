@@ -3,6 +3,7 @@ import { bearer, loginWithApiKey, tokenForRole } from '../../helpers/factories';
 import { claimsOf, signRequestToken } from '../../helpers/tokens';
 import type { TokenResponse } from '../../../src/tokens/tokens.responses';
 import { KEYS, createKeyWithPolicy, nowSeconds, putPolicy } from './support';
+import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE } from '../exchange-dpop/support';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -142,6 +143,20 @@ describe('key policies: allowed addresses behind TRUST_PROXY', () => {
     expect(refreshOutside.status).toBe(400);
     expect(refreshOutside.body.error).toBe('invalid_grant');
     expect(refreshInside.status).toBe(200);
+  });
+
+  it('when a key\'s token is exchanged (RFC 8693) from an address outside its list, then the exchange is refused; from inside, it goes ahead', async () => {
+    const key = await createKeyWithPolicy(t, { allowed_addresses: ['203.0.113.0/24'] });
+    const subject = ((await exchange(key, '203.0.113.9')).body as TokenResponse).access_token;
+    const exchangeFrom = (address: string) =>
+      t.http().post('/oauth2/token').type('form').set(from(address)).send({ grant_type: TOKEN_EXCHANGE, subject_token: subject, subject_token_type: ACCESS_TOKEN_TYPE });
+
+    const outside = await exchangeFrom('198.51.100.9');
+    const inside = await exchangeFrom('203.0.113.10');
+
+    expect(outside.status).toBe(400);
+    expect(outside.body.error).toBe('invalid_request');
+    expect(inside.status).toBe(200);
   });
 
   it('when the list changes, then a token already issued follows the new list at its next call', async () => {
