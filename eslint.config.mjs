@@ -16,6 +16,7 @@ const FLOORS = [
   'http', // middleware: body parsing, validation, authentication, rate limits, errors
   'metrics',
   'signing-keys',
+  'key-policies', // a key's policy: its checks (the judge), rate counters, credits, and their SQL
   'dpop', // DPoP proofs (RFC 9449): checked with jose, spent once across instances
   'sessions',
   'bearer',

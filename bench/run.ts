@@ -26,6 +26,7 @@ import { ROOT } from './harness/processes';
 import { createKey, mapLimit, passwordGrant, startFlags, startService, type ServiceSettings } from './harness/service';
 import { scenarios, type BenchContext, type Dataset, type Scenario, type Side } from './scenarios';
 import { millionScenarios, MILLION_IDS, pagingRun, PAGING_ID, type PagingResult } from './scenarios/million';
+import { policyScenario } from './scenarios/key-policies';
 import { webhooksScenario } from './scenarios/webhooks';
 import { exchangeDpopScenarios } from './scenarios/exchange-dpop';
 
@@ -58,7 +59,7 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const only = value('--only')?.split(',');
-  const known = [...scenarios.map((s) => s.id), ...exchangeDpopScenarios.map((s) => s.id), webhooksScenario.id, ...MILLION_IDS, PAGING_ID];
+  const known = [...scenarios.map((s) => s.id), policyScenario.id, ...exchangeDpopScenarios.map((s) => s.id), webhooksScenario.id, ...MILLION_IDS, PAGING_ID];
   const unknown = only?.filter((id) => !known.includes(id));
   if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
   return {
@@ -260,7 +261,9 @@ async function machine(db: string) {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  const selected = [...scenarios, ...exchangeDpopScenarios, webhooksScenario, ...millionScenarios(o.millionKeys)].filter((s) => !o.only || o.only.includes(s.id));
+  const selected = [...scenarios, policyScenario, ...exchangeDpopScenarios, webhooksScenario, ...millionScenarios(o.millionKeys)].filter(
+    (s) => !o.only || o.only.includes(s.id),
+  );
   const paging = !o.only || o.only.includes(PAGING_ID);
   if (o.build) build();
   const profileDir = path.join(__dirname, 'results', 'profiles');

@@ -58,7 +58,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   app.use(securityHeaders());
 
   // Busiest first: every request walks the routers in this order until one matches.
-  app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyRoutesAuthenticator, rateLimits));
+  app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyPolicies, services.keyRoutesAuthenticator, rateLimits));
   app.use(tokensRouter(services.grants, rateLimits, services.dpop));
   app.use(jwksRouter(services.signingKeys));
   app.use(

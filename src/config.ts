@@ -6,6 +6,7 @@ import { databaseEnv, databaseSettings } from './config/database.env';
 import { secretsEnv, secretsSettings } from './config/secrets.env';
 import { tokensEnv, tokensSettings } from './config/tokens.env';
 import { rateLimitsEnv, rateLimitsSettings } from './config/rate-limits.env';
+import { keyPoliciesEnv, keyPoliciesSettings } from './config/key-policies.env';
 import { redisEnv, redisSettings } from './config/redis.env';
 import { webhooksEnv, webhooksSettings } from './config/webhooks.env';
 import { exchangeEnv, exchangeSettings } from './config/exchange.env';
@@ -20,11 +21,12 @@ export const ENV_SECTIONS = {
   Tokens: tokensEnv,
   'Rate limits': rateLimitsEnv,
   Redis: redisEnv,
+  'Key policies': keyPoliciesEnv,
   Webhooks: webhooksEnv,
   'Token exchange': exchangeEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...webhooksEnv, ...exchangeEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...keyPoliciesEnv, ...webhooksEnv, ...exchangeEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -48,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...secretsSettings(e),
     ...tokensSettings(e),
     ...rateLimitsSettings(e),
+    ...keyPoliciesSettings(e),
     ...redisSettings(e),
     ...webhooksSettings(e),
     ...exchangeSettings(e),

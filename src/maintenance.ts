@@ -4,6 +4,9 @@ import { deleteExpiredRequestTokenJtis } from './tokens/request-token-replay.rep
 import { deleteEndedSessions } from './sessions/pruning';
 import { clearEndedGraces } from './api-keys/api-keys.repository';
 import { pruneAuditEvents } from './audit-trail/audit-trail';
+import { disableIdleApiKeys, recordExpiredApiKeys } from './api-keys/key-switches';
+import { systemClock, type Clock } from './key-policies/policy';
+import { SYSTEM_CONTEXT } from './shared/audit-context';
 import { pruneFinishedDeliveries } from './webhooks/deliveries.repository';
 import { deleteSpentDpopProofs } from './dpop/proof-replay';
 
@@ -20,9 +23,11 @@ export interface MaintenanceSettings {
   clockTolerance: number;
   /** Delivered and failed webhook messages are kept this many days (WEBHOOK_RETENTION_DAYS). */
   webhookRetentionDays: number;
+  /** The key policies' clock, for the idle rule and expiries (default: the system's). */
+  clock?: Clock;
 }
 
-export type PruningJob = 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
+export type PruningJob = 'idleKeys' | 'expiredKeys' | 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
 
 export interface MaintenanceReport {
   /**
@@ -30,14 +35,18 @@ export interface MaintenanceReport {
    * leaves the rest to that one.
    */
   skipped: boolean;
-  /** Rows each batch deleted (cleared, for graces), per job, in the order they ran. */
+  /** Rows each batch deleted (cleared, for graces; keys turned off or recorded expired, for the key jobs), per job, in the order they ran. */
   batches: Record<PruningJob, number[]>;
 }
 
 type Prune = (tx: Queryable, batchSize: number) => Promise<number>;
 
 function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
+  const now = settings.clock ?? systemClock;
   return [
+    // First, so that the sessions the idle rule ends are pruned in the same round.
+    ['idleKeys', (tx, n) => disableIdleApiKeys(tx, n, now())],
+    ['expiredKeys', (tx, n) => recordExpiredApiKeys(tx, SYSTEM_CONTEXT, n, now())],
     ['replayRecords', (tx, n) => deleteExpiredRequestTokenJtis(tx, settings.clockTolerance, n)],
     ['dpopProofs', (tx, n) => deleteSpentDpopProofs(tx, settings.clockTolerance, n)],
     ['sessions', (tx, n) => deleteEndedSessions(tx, n)],
@@ -50,8 +59,10 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
 }
 
 /**
- * One round of pruning: spent replay records (of request tokens and of DPoP proofs), ended sessions, ended graces, audit events past
- * their retention and finished webhook messages past theirs, each in batches of at most `batchSize` rows until a batch comes back short. Each
+ * One round: keys idle past their policy's rule turned off, keys past their expiry recorded
+ * (api_key.expired, once each), then pruning of spent replay records (of request tokens and of DPoP
+ * proofs), ended sessions, ended graces, audit events past their retention and finished webhook
+ * messages past theirs, each in batches of at most `batchSize` rows until a batch comes back short. Each
  * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
  * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
  * this round stops, so N instances never prune the same rows at once and most rounds cost the others
@@ -65,7 +76,7 @@ export async function runMaintenance(
   const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
   const report: MaintenanceReport = {
     skipped: false,
-    batches: { replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] },
+    batches: { idleKeys: [], expiredKeys: [], replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] },
   };
   for (const [job, prune] of jobsOf(settings)) {
     for (;;) {

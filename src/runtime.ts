@@ -5,8 +5,7 @@ import type { Logger } from './logger';
 import { migrateDatabase, openDatabase } from './db/open';
 import { isDatabaseUnavailable, type Queryable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
-import { createServices, type Services } from './services';
-import type { TokenEvents } from './tokens/grants/refresh.grant';
+import { createServices, type ServiceOptions, type Services } from './services';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
 import { PATHS } from './shared/paths';
 import { USERNAME_PATTERN, USERNAME_RULE } from './shared/names';
@@ -23,14 +22,14 @@ export const FIRST_ADMIN_PASSWORD_FILE = 'first-admin-password';
 export async function startRuntime(
   config: Config,
   logger: Logger,
-  options: { createFirstAdmin?: boolean; tokenEvents?: TokenEvents } = {},
+  options: ServiceOptions & { createFirstAdmin?: boolean } = {},
 ): Promise<Services> {
   if (config.bcryptCost < 10) logger.warn({ cost: config.bcryptCost }, 'BCRYPT_COST below 10 is only fit for tests');
   if (config.bootstrapAdmin) assertBootstrapAdminAcceptable(config.bootstrapAdmin);
   const db = await openDatabase(config, logger);
   try {
     await untilDatabaseAnswers(() => migrateDatabase(config, db, logger, (owner) => applyAuditRetention(owner, config, logger)), logger);
-    const services = createServices(config, db, await resolveMasterKey(config, logger), options.tokenEvents);
+    const services = createServices(config, db, await resolveMasterKey(config, logger), options);
     await checkMasterKey(services, config, logger);
     if (config.bootstrapAdmin) {
       const { username, password } = config.bootstrapAdmin;

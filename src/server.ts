@@ -14,6 +14,8 @@ import { answerClientErrors } from './http/client-errors';
 import type { Metrics } from './metrics/metrics';
 import type { RedisConnection } from './cache/redis-connection';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics.server';
+import { RedisKeyRateCounter } from './key-policies/rate-counter';
+import type { Clock } from './key-policies/policy';
 
 export interface RunningServer {
   /** `http://<host>:<port>` as bound (port 0 becomes the port the system chose). */
@@ -33,14 +35,19 @@ export interface RunningServer {
  * its timeouts, the maintenance loop running. The one way to start it: main.ts, the tests, the
  * benchmarks and the soak test all come through here.
  */
-export async function startServer(config: Config, logger: Logger, options: { createFirstAdmin?: boolean } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, logger: Logger, options: { createFirstAdmin?: boolean; clock?: Clock } = {}): Promise<RunningServer> {
   // prom-client (and what it pulls in) is loaded only when metrics are on: it costs memory (docs/performance.md).
   const metrics: Metrics | undefined = config.metrics.enabled ? new (await import('./metrics/metrics')).Metrics() : undefined;
-  const services = await startRuntime(config, logger, { createFirstAdmin: options.createFirstAdmin, tokenEvents: metrics?.tokenEvents });
+  // Connected first: the keys' own rate limits count there too, so the services are built with it.
+  const redis = await connectRedisWhenConfigured(config, logger);
+  const keyRateCounter = redis && new RedisKeyRateCounter((args) => redis.send(args), config.rateLimits.redisPrefix);
+  const services = await startRuntime(config, logger, { ...options, tokenEvents: metrics?.tokenEvents, keyRateCounter }).catch(async (err: unknown) => {
+    await redis?.close();
+    throw err;
+  });
   const cleanups: (() => Promise<unknown>)[] = [];
+  if (redis) cleanups.push(redis.close);
   try {
-    const redis = await connectRedisWhenConfigured(config, logger);
-    if (redis) cleanups.push(redis.close);
     const rateLimits = await loadRateLimits(config.rateLimits, logger, {
       stores: redis && { storeFor: (await import('./http/redis-rate-limit-store')).redisStores(redis, config.rateLimits.redisPrefix), available: redis.isUp },
       onRejected: metrics?.rateLimitRejected,
@@ -65,6 +72,7 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       intervalSeconds: config.maintenanceIntervalSeconds,
       clockTolerance: config.clockTolerance,
       webhookRetentionDays: config.webhooks.retentionDays,
+      clock: services.clock,
     });
     const dispatcher = services.webhooks.dispatcher(logger, { onOutcome: metrics?.webhookOutcome, onLag: metrics?.webhookLag });
     dispatcher.start();

@@ -26,6 +26,11 @@ import { PATHS } from './shared/paths';
 import { RevocationService } from './oauth/revocation.service';
 import { IntrospectionService } from './oauth/introspection.service';
 import { AuditService } from './audit-events/audit-events.service';
+import { KeyJudge } from './key-policies/key-judge';
+import { MemoryKeyRateCounter, type KeyRateCounter } from './key-policies/rate-counter';
+import { systemClock, type Clock } from './key-policies/policy';
+import { KeyAdmissions } from './tokens/key-admission';
+import { KeyPolicyService } from './api-keys/key-policy.service';
 import { takeSealedCensus, type SealedCensus } from './db/sealed-secrets';
 import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
 import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
@@ -51,14 +56,31 @@ export interface Services {
   revocation: RevocationService;
   introspection: IntrospectionService;
   audit: AuditService;
+  /** GET and PUT /api/v1/api-keys/{appname}/policy. */
+  keyPolicies: KeyPolicyService;
+  /** The one judge of keys against their policies (every authentication path; verification). */
+  keyJudge: KeyJudge;
+  /** The moment policies are judged at: the system clock, or a test's. */
+  clock: Clock;
   /** Counts every stored secret by the master key that sealed it (the start refuses what no configured key opens). */
   sealedSecrets: () => Promise<SealedCensus>;
   /** The endpoints API, and the dispatcher of their messages (started by the server). */
   webhooks: WebhooksService;
 }
 
-/** Wires the services together. Pure construction: nothing here touches the database. `tokenEvents` feeds metrics. */
-export function createServices(config: Config, db: Database, masterKey: Buffer, tokenEvents?: TokenEvents): Services {
+/** What the services are built with beside the configuration. */
+export interface ServiceOptions {
+  /** Feeds metrics. */
+  tokenEvents?: TokenEvents;
+  /** Where the keys' rate limits count: Redis when REDIS_URL is set, else this process's memory. */
+  keyRateCounter?: KeyRateCounter;
+  /** The policies' clock (tests move it across a day or a month). */
+  clock?: Clock;
+}
+
+/** Wires the services together. Pure construction: nothing here touches the database. */
+export function createServices(config: Config, db: Database, masterKey: Buffer, options: ServiceOptions = {}): Services {
+  const { tokenEvents, clock = systemClock } = options;
   // During a MASTER_KEY rotation the previous key still opens (and verifies) what it sealed (and signed).
   const previousKey = config.masterKeyPrevious;
   const box = new SecretBox(masterKey, previousKey);
@@ -78,22 +100,27 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const appkeys = new ValidAppkeys(db, box);
   const credentials = new Credentials(db, config.bcryptCost);
   const issuer = new TokenIssuer(signer, config);
+  const keyJudge = new KeyJudge(options.keyRateCounter ?? new MemoryKeyRateCounter(), clock);
+  const admissions = new KeyAdmissions(db, keyJudge);
   const grants: TokenGrants = {
-    apiKey: new ApiKeyGrant(db, issuer, appkeys, new ApiKeyLogins(db), {
-      audiences: [config.issuer],
-      maxLifetimeSeconds: 300,
-      clockTolerance: config.clockTolerance,
-    }),
+    apiKey: new ApiKeyGrant(
+      db,
+      issuer,
+      appkeys,
+      new ApiKeyLogins(db),
+      { audiences: [config.issuer], maxLifetimeSeconds: 300, clockTolerance: config.clockTolerance },
+      admissions,
+    ),
     password: new PasswordGrant(db, issuer, credentials, config.defaultClientId),
     refresh: new RefreshGrant(db, signer, issuer, new RefreshRotations(db), config.defaultClientId, tokenEvents),
   };
-  const clients = new ClientSecrets(db, appkeys);
+  const clients = new ClientSecrets(db, appkeys, admissions);
   // Request tokens as client libraries send them: up to an hour, for the issuer or this endpoint.
   const assertionRules = { audiences: [config.issuer, `${config.issuer}${PATHS.oauthToken}`], maxLifetimeSeconds: 3600, clockTolerance: config.clockTolerance };
   const users = new UsersService(db, config.bcryptCost, credentials);
   return {
     db,
-    apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys),
+    apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
     users,
     ownPasswords: new OwnPasswords(db, users, credentials),
     signingKeys,
@@ -113,6 +140,9 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     revocation: new RevocationService(db, signer),
     introspection: new IntrospectionService(db, signer, config.defaultClientId),
     audit: new AuditService(db),
+    keyPolicies: new KeyPolicyService(db, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
+    keyJudge,
+    clock,
     sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS, ...SEALED_WEBHOOK_SECRETS]),
     webhooks: new WebhooksService(db, box, config.webhooks),
   };

@@ -78,10 +78,11 @@ export const passwordGrant = (baseUrl: string) =>
 export const exchange = (baseUrl: string, requestToken: string) =>
   call<TokenResponse>(baseUrl, 'POST', '/api/v1/auth/token', { json: { jwt: requestToken } });
 
-export async function createKey(baseUrl: string, adminToken: string, appname: string): Promise<string> {
+/** A viewer key made through the API, with `policy` in the create when given; answers its appkey. */
+export async function createKey(baseUrl: string, adminToken: string, appname: string, policy?: Record<string, unknown>): Promise<string> {
   const created = await call<{ data: { appkey: string } }>(baseUrl, 'POST', '/api/v1/api-keys', {
     token: adminToken,
-    json: { appname, description: `Benchmark key ${appname}`, roles: ['viewer'] },
+    json: { appname, description: `Benchmark key ${appname}`, roles: ['viewer'], ...(policy && { policy }) },
   });
   return created.data.appkey;
 }

@@ -14,6 +14,20 @@ export interface ApiKey {
   last_ip: string | null;
 }
 
+/** A key's policy (GET and PUT /api/v1/api-keys/{appname}/policy). Times in Unix seconds. */
+export interface KeyPolicy {
+  expires_at: number | null;
+  enabled: boolean;
+  allowed_addresses: string[];
+  permissions: string[];
+  rate_limit: { limit: number; window_seconds: number } | null;
+  credits: { remaining: number; refill: { amount: number; interval: 'day' | 'month' } | null } | null;
+  max_idle_days: number | null;
+  created_at: number;
+  last_used: number | null;
+  disabled_reason: 'manual' | 'idle' | 'leaked' | 'holder' | null;
+}
+
 export interface AuditEvent {
   id: number;
   occurred_at: string;
@@ -40,7 +54,7 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    /** The request field a 400 names (body.appname → appname), when it names one. */
+    /** The request field a 400 names (body.appname → appname; body.rate_limit.limit → rate_limit.limit), when it names one. */
     readonly field?: string,
     /** Seconds to wait, from a 429's Retry-After. */
     readonly retryAfter?: number,
@@ -74,7 +88,7 @@ export async function errorOf(res: Response): Promise<ApiError> {
   } catch {
     // Not JSON (a proxy's page, say): the status line is all there is.
   }
-  const field = /^(?:body|query|params)\.([a-z_]+)\s*:/.exec(message)?.[1];
+  const field = /^(?:body|query|params)\.([a-z_]+(?:\.[a-z0-9_]+)*)\s*:/.exec(message)?.[1];
   const retry = Number(res.headers.get('Retry-After'));
   return new ApiError(res.status, field ? message.replace(/^[^:]+:\s*/, '') : message, field, Number.isFinite(retry) && retry > 0 ? retry : undefined);
 }

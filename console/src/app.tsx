@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { describe } from './api';
 import { AuditPage } from './audit-page';
 import { KeysPage } from './keys-page';
+import { KeyPage } from './key-page';
 import { WebhooksPage } from './webhooks-page';
 import { ChangePasswordDialog } from './passwords';
 import { SignIn } from './sign-in';
@@ -19,21 +20,36 @@ const ADMIN_ONLY: Partial<Record<Route, string>> = {
   webhooks: 'Webhooks are shown to admins only.',
 };
 
-const routeOf = (path: string): Route => {
+/** A page of the console: one of the routes, or one key's page (/console/keys/{appname}), which belongs to the keys. */
+type Page = Route | { key: string };
+const KEY_PATH = '/console/keys/';
+
+const routeOf = (path: string): Page => {
   const trimmed = path.replace(/\/+$/, '');
+  if (trimmed.startsWith(KEY_PATH) && trimmed.length > KEY_PATH.length) {
+    try {
+      return { key: decodeURIComponent(trimmed.slice(KEY_PATH.length)) };
+    } catch {
+      return 'keys';
+    }
+  }
   return (Object.keys(PATHS) as Route[]).find((route) => route !== 'keys' && PATHS[route] === trimmed) ?? 'keys';
 };
+const pathOf = (page: Page) => (typeof page === 'object' ? `${KEY_PATH}${encodeURIComponent(page.key)}` : PATHS[page]);
+/** The route a page is under: a key's page is the keys'. */
+const sectionOf = (page: Page): Route => (typeof page === 'object' ? 'keys' : page);
 
 /** The open page is the path; its filters are the query, which each page keeps itself (url-state.ts). */
-function useRoute(): [Route, (to: Route) => void] {
-  const [route, setRoute] = useState<Route>(routeOf(location.pathname));
+function useRoute(): [Page, (to: Page) => void] {
+  const [route, setRoute] = useState<Page>(routeOf(location.pathname));
   useEffect(() => {
     const back = () => setRoute(routeOf(location.pathname));
     addEventListener('popstate', back);
     return () => removeEventListener('popstate', back);
   }, []);
-  const go = (to: Route) => {
-    if (location.pathname !== PATHS[to] || location.search) history.pushState(null, '', PATHS[to]);
+  const go = (to: Page) => {
+    const path = pathOf(to);
+    if (location.pathname !== path || location.search) history.pushState(null, '', path);
     setRoute(to);
   };
   return [route, go];
@@ -85,7 +101,7 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    document.title = `${resuming || !user ? 'Sign in' : TITLES[route]} · API key console`;
+    document.title = `${resuming || !user ? 'Sign in' : typeof route === 'object' ? route.key : TITLES[route]} · API key console`;
   }, [user, route, resuming]);
 
   if (resuming) {
@@ -112,10 +128,11 @@ export function App() {
   }
 
   const admin = user.role === 'admin';
+  const section = sectionOf(route);
   const link = (to: Route) => (
     <a
       href={PATHS[to]}
-      class={route === to ? 'nav-link nav-link-current' : 'nav-link'}
+      class={section === to ? 'nav-link nav-link-current' : 'nav-link'}
       aria-current={route === to ? 'page' : undefined}
       onClick={(event) => {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
@@ -126,7 +143,7 @@ export function App() {
       {TITLES[to]}
     </a>
   );
-  const refused = ADMIN_ONLY[route];
+  const refused = ADMIN_ONLY[section];
 
   return (
     <div class="shell">
@@ -176,8 +193,10 @@ export function App() {
             <UsersPage user={user} />
           ) : route === 'webhooks' ? (
             <WebhooksPage />
+          ) : typeof route === 'object' ? (
+            <KeyPage user={user} appname={route.key} onBack={() => go('keys')} />
           ) : (
-            <KeysPage user={user} />
+            <KeysPage user={user} onOpenKey={(appname) => go({ key: appname })} />
           )}
         </PageFault>
       </main>

@@ -1,9 +1,10 @@
-import { useState } from 'preact/hooks';
-import { queryString, type ApiKey } from './api';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { queryString, type ApiKey, type KeyPolicy } from './api';
 import { CreateKeyDialog, DeleteKeyDialog, EditKeyDialog, NewAppkeyDialog, RegenerateKeyDialog, type KeyWithSecret } from './key-dialogs';
 import { localDateTime } from './format';
 import { usePagedList } from './paged-list';
 import { call, type User } from './session';
+import { statusOf, StatusBadge, type KeyStatus } from './key-status';
 import { useQueryState } from './url-state';
 
 const PAGE_SIZE = 50;
@@ -24,7 +25,38 @@ const KEYS_QUERY = ['prefix'] as const;
 const listKeys = async (prefix: string, after: string | undefined) =>
   (await call<{ data: ApiKey[] }>('GET', `/api/v1/api-keys${queryString({ limit: PAGE_SIZE, after, prefix })}`)).data;
 
-export function KeysPage(props: { user: User }) {
+/**
+ * Whether each listed key works now (its policy: on, not expired), for the table's badges. The key
+ * record has no such field (its shape is the API's), so each row's policy is read, a few at a time;
+ * a row whose policy cannot be read just shows no badge.
+ */
+function useKeyStatuses(keys: ApiKey[]): Map<string, KeyStatus> {
+  const [statuses, setStatuses] = useState<Map<string, KeyStatus>>(new Map());
+  const asked = useRef(new Set<string>());
+  const gone = useRef(false);
+  // Leaving the page (another page, or signing out) stops the reads not yet sent.
+  useEffect(() => () => void (gone.current = true), []);
+  useEffect(() => {
+    const pending = keys.map((k) => k.appname).filter((name) => !asked.current.has(name));
+    pending.forEach((name) => asked.current.add(name));
+    let next = 0;
+    const worker = async () => {
+      while (next < pending.length && !gone.current) {
+        const appname = pending[next++]!;
+        try {
+          const { data } = await call<{ data: KeyPolicy }>('GET', `/api/v1/api-keys/${encodeURIComponent(appname)}/policy`);
+          setStatuses((current) => new Map(current).set(appname, statusOf(data)));
+        } catch {
+          asked.current.delete(appname);
+        }
+      }
+    };
+    for (let i = 0; i < 4; i++) void worker();
+  }, [keys]);
+  return statuses;
+}
+
+export function KeysPage(props: { user: User; onOpenKey: (appname: string) => void }) {
   const { user } = props;
   const [{ prefix: filter }, setQuery] = useQueryState(KEYS_QUERY);
   const setFilter = (typed: string) => setQuery({ prefix: typed });
@@ -41,6 +73,7 @@ export function KeysPage(props: { user: User }) {
   const filterError = list.fieldErrors.prefix;
   const [open, setOpen] = useState<Open>();
   const [notice, setNotice] = useState<string>();
+  const statuses = useKeyStatuses(keys);
 
   const replace = (key: ApiKey) => setKeys((current) => current.map((k) => (k.appname === key.appname ? { ...key } : k)));
   const writer = canWrite(user);
@@ -103,7 +136,15 @@ export function KeysPage(props: { user: User }) {
             </thead>
             <tbody>
               {keys.map((key) => (
-                <KeyRow key={key.appname} apiKey={key} writer={writer} manageable={canManage(user, key)} onOpen={(kind) => setOpen({ kind, key })} />
+                <KeyRow
+                  key={key.appname}
+                  apiKey={key}
+                  status={statuses.get(key.appname)}
+                  writer={writer}
+                  manageable={canManage(user, key)}
+                  onOpen={(kind) => setOpen({ kind, key })}
+                  onOpenPage={() => props.onOpenKey(key.appname)}
+                />
               ))}
             </tbody>
           </table>
@@ -177,13 +218,30 @@ export function KeysPage(props: { user: User }) {
   );
 }
 
-function KeyRow(props: { apiKey: ApiKey; writer: boolean; manageable: boolean; onOpen: (kind: 'edit' | 'regenerate' | 'delete') => void }) {
+function KeyRow(props: {
+  apiKey: ApiKey;
+  status: KeyStatus;
+  writer: boolean;
+  manageable: boolean;
+  onOpen: (kind: 'edit' | 'regenerate' | 'delete') => void;
+  onOpenPage: () => void;
+}) {
   const { apiKey: key } = props;
   const reasonId = `reason-${key.appname}`;
   return (
     <tr>
       <th scope="row" class="mono appname">
-        {key.appname}
+        <a
+          href={`/console/keys/${encodeURIComponent(key.appname)}`}
+          onClick={(event) => {
+            if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+            event.preventDefault();
+            props.onOpenPage();
+          }}
+        >
+          {key.appname}
+        </a>
+        <StatusBadge status={props.status} />
       </th>
       <td class="description" data-label="Description">{key.description || <span class="muted">—</span>}</td>
       <td data-label="Role">

@@ -11,6 +11,8 @@ import {
 } from '../http/openapi';
 import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from './api-keys.responses';
+import { putPolicyBody } from '../key-policies/policy.schemas';
+import { keyPolicy, keyPolicyEnvelope } from '../key-policies/policy.responses';
 
 /** A key operation: bearer token required, authenticated before anything else. */
 function keyOperation(operationId: string, summary: string, rest: Omit<OpenApiOperation, 'operationId' | 'summary' | 'tags' | 'security'>): OpenApiOperation {
@@ -42,7 +44,7 @@ function regenQueryParameters() {
   });
 }
 
-/** The six operations of apiKeysRouter, mounted at PATHS.apiKeys. */
+/** The eight operations of apiKeysRouter, mounted at PATHS.apiKeys. */
 export function describeApiKeyRoutes(): RoutesDescription {
   return {
     paths: {
@@ -83,9 +85,24 @@ export function describeApiKeyRoutes(): RoutesDescription {
           },
         }),
       },
+      [`${PATHS.apiKeys}/{appname}/policy`]: {
+        parameters: [APPNAME],
+        get: keyOperation('v1_api_keys_appname_policy_get', "Get an API key's policy", {
+          responses: { 200: ok('The policy; credits as of now (after any refill due).', 'KeyPolicyEnvelope'), ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
+        }),
+        put: keyOperation('v1_api_keys_appname_policy_put', "Replace an API key's policy", {
+          requestBody: jsonBody(
+            'PutKeyPolicyBody',
+            'The complete new policy; an omitted field takes its default. The read-only fields (created_at, last_used, disabled_reason) may be sent back only as they are stored.',
+          ),
+          responses: { 200: ok('The policy as stored now.', 'KeyPolicyEnvelope'), ...errors(...BODY_ERRORS) },
+        }),
+      },
     },
-    requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody },
+    requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody, PutKeyPolicyBody: putPolicyBody },
     responseSchemas: {
+      KeyPolicy: keyPolicy,
+      KeyPolicyEnvelope: keyPolicyEnvelope,
       ApiKeyRecord: apiKeyRecord,
       ApiKeyRecordWithAppkey: apiKeyRecordWithAppkey,
       ApiKeyEnvelope: apiKeyEnvelope,

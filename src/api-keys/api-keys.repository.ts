@@ -1,8 +1,9 @@
 import { preparedStatement, UNIQUE_VIOLATION, type Queryable } from '../db/database';
 import { conflict } from '../shared/errors';
 import type { Role } from '../shared/principals';
-import { appkeyGenerationValid, previousAppkeyValid, previousGeneration } from '../sessions/appkey-generations';
+import { previousAppkeyValid, previousGeneration } from '../sessions/appkey-generations';
 import type { SealedColumn } from '../db/sealed-secrets';
+import { policyColumns, type PolicyRow } from '../key-policies/policy-sql';
 
 export interface ApiKeyRow {
   id: string;
@@ -13,8 +14,8 @@ export interface ApiKeyRow {
   last_ip: string | null;
 }
 
-/** What an exchange needs of a key row: which key, and its sealed appkeys. */
-export interface ApiKeySecretRow {
+/** What an exchange needs of a key row: which key, its sealed appkeys, and its policy. */
+export interface ApiKeySecretRow extends PolicyRow {
   id: string;
   key_generation: number;
   key_ciphertext: Buffer;
@@ -30,7 +31,8 @@ const FIND_SECRET_BY_APPNAME = preparedStatement(
   'api-keys.find-secret',
   `SELECT id, key_generation, key_ciphertext,
           CASE WHEN ${previousAppkeyValid('api_keys')} THEN previous_key_ciphertext END AS previous_key_ciphertext,
-          ${previousGeneration('api_keys')} AS previous_key_generation
+          ${previousGeneration('api_keys')} AS previous_key_generation,
+          ${policyColumns('api_keys')}
      FROM api_keys WHERE appname = $1`,
 );
 /** A listed key: appname, description, role, last login, last IP (the columns of LIST, in order). */
@@ -106,21 +108,6 @@ export async function findApiKeyByAppname(q: Queryable, appname: string): Promis
 /** The key named `appname`, with the sealed appkeys a request-token check needs. */
 export async function findApiKeySecretByAppname(q: Queryable, appname: string): Promise<ApiKeySecretRow | undefined> {
   const { rows } = await q.queryPrepared<ApiKeySecretRow>(FIND_SECRET_BY_APPNAME, [appname]);
-  return rows[0];
-}
-
-const FIND_ROLE_OF_GENERATION = preparedStatement(
-  'api-keys.find-role-of-generation',
-  `SELECT role FROM api_keys k WHERE id = $1 AND ${appkeyGenerationValid('$2::int', 'k')}`,
-);
-
-/**
- * The key's role as it is now, while appkey generation `generation` is still valid for it: what an
- * appkey that proved itself against kept appkeys may do, read afresh. Undefined when the key is gone
- * or that appkey no longer valid (regenerated since).
- */
-export async function findRoleOfValidGeneration(q: Queryable, id: string, generation: number): Promise<{ role: Role | null } | undefined> {
-  const { rows } = await q.queryPrepared<{ role: Role | null }>(FIND_ROLE_OF_GENERATION, [id, generation]);
   return rows[0];
 }
 

@@ -11,13 +11,15 @@ import { presentApiKey, presentApiKeyWithSecret } from './api-keys.presenter';
 import { sendListPage } from './list-page';
 import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import type { ApiKeysService } from './api-keys.service';
+import type { KeyPolicyService } from './key-policy.service';
+import { putPolicyBody } from '../key-policies/policy.schemas';
 
 /**
  * /api/v1/api-keys. Every route: the per-address limit of refused tokens (429) → authenticate (401) → the per-principal limit (429) → a method not
  * served (405) → body parsing, for every method, as a body on a GET or DELETE is checked too
  * (415/413/400) → validation (400) → the service, which decides authorisation (403) before existence (404).
  */
-export function apiKeysRouter(service: ApiKeysService, authenticator: Authenticator, limits: RateLimits): Router {
+export function apiKeysRouter(service: ApiKeysService, policies: KeyPolicyService, authenticator: Authenticator, limits: RateLimits): Router {
   const router = Router();
 
   // Spread: router.use() would take a leading empty array (limits off) for a path.
@@ -68,6 +70,20 @@ export function apiKeysRouter(service: ApiKeysService, authenticator: Authentica
       res.json(envelope(200, presentApiKeyWithSecret(key, appkey)));
     })
     .all(methodNotAllowed(['PUT']));
+
+  // The key's policy, a sub-resource: read by whoever may get the key, replaced by whoever may update it.
+  router
+    .route('/:appname/policy')
+    .get(jsonBody, async function getKeyPolicy(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      res.json(envelope(200, await policies.get(principalOf(res), appname)));
+    })
+    .put(jsonBody, async function putKeyPolicy(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      const input = parseInput(putPolicyBody, req.body, 'body');
+      res.json(envelope(200, await policies.put(principalOf(res), appname, input, originOf(req))));
+    })
+    .all(methodNotAllowed(['GET', 'PUT']));
 
   return router;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ROLES } from '../shared/principals';
 import { APPNAME_PATTERN } from '../shared/names';
+import { createPolicyBody } from '../key-policies/policy.schemas';
 
 const appname = z
   .string()
@@ -24,6 +25,8 @@ export const createApiKeyBody = z.strictObject({
   description: description.default(''),
   /** At most one role; may be empty. */
   roles,
+  /** The key's policy from its first moment (see GET .../policy); omitted: every field's default. */
+  policy: createPolicyBody.optional(),
 });
 
 /** Update and regen replace the record: what is omitted becomes empty. */

@@ -12,6 +12,10 @@ import type { KeyFinder } from './key-read-along';
 import * as keys from './api-keys.repository';
 import type { ApiKeyRow } from './api-keys.repository';
 import type { CreateApiKeyInput, ListApiKeysInput, UpdateApiKeyInput } from './api-keys.schemas';
+import { newPolicy } from '../key-policies/policy-rules';
+import { findPolicyRecord, writePolicy } from '../key-policies/policy.repository';
+import { presentPolicy } from '../key-policies/policy.presenter';
+import type { PolicySettings } from './key-policy.service';
 
 export interface ApiKeyWithSecret {
   key: ApiKeyRow;
@@ -33,6 +37,7 @@ export class ApiKeysService {
     private readonly box: SecretBox,
     private readonly finder: KeyFinder,
     private readonly appkeys: ValidAppkeys,
+    private readonly policies: PolicySettings,
   ) {}
 
   /** A page of keys, as arrays of their listed fields (see listApiKeys). */
@@ -47,9 +52,15 @@ export class ApiKeysService {
     return (await this.finder.find(principal, appname)) ?? throwNotFound(appname);
   }
 
+  /**
+   * Creates the key with its policy in one transaction, so it is never usable before its policy holds
+   * (with KEY_MAX_LIFETIME_DAYS set, a policy without expires_at gets the longest lifetime).
+   */
   async create(principal: Principal, input: CreateApiKeyInput, origin: RequestOrigin): Promise<ApiKeyWithSecret> {
     const role = roleOf(input.roles);
     assertCanManage(principal, role);
+    const now = this.policies.clock();
+    const policy = newPolicy(input.policy, { now, maxLifetimeDays: this.policies.maxLifetimeDays, at: 'body.policy' });
     const appkey = generateAppkey();
     const key = await this.db.withTransaction(async (tx) => {
       const created = await keys.insertApiKey(tx, {
@@ -58,10 +69,12 @@ export class ApiKeysService {
         role,
         ...this.sealAppkey(input.appname, appkey),
       });
+      await writePolicy(tx, created.id, policy, now);
+      const stored = (await findPolicyRecord(tx, created.appname, now))!;
       await recordAuditEvent(tx, contextOf(principal, origin), {
         type: 'api_key.created',
         appname: created.appname,
-        details: { role: created.role },
+        details: { role: created.role, policy: presentPolicy(stored) },
       });
       return created;
     });

@@ -28,9 +28,11 @@ export class KeyReadAlong implements Authenticator, KeyFinder {
 
   async authenticate(presented: PresentedAccessToken, req: Request): Promise<Principal> {
     const appname = appnameToReadFor(req);
-    if (appname === undefined) return this.bearer.authenticate(presented);
-    const { principal, alongside } = await this.bearer.authenticateReading(presented, (q, sessionId) =>
-      findApiKeyWithLivePrincipal(q, sessionId, appname),
+    if (appname === undefined) return this.bearer.authenticate(presented, req);
+    const { principal, alongside } = await this.bearer.authenticateReading(
+      presented,
+      (q, sessionId, address) => findApiKeyWithLivePrincipal(q, sessionId, address, appname),
+      req,
     );
     this.readAlong.set(principal, { appname, key: alongside });
     return principal;
@@ -43,27 +45,28 @@ export class KeyReadAlong implements Authenticator, KeyFinder {
   }
 }
 
-/** The live principal of session $1 and, only beside it, the key named $2. */
+/** The live principal of session $1 called from address $3 and, only beside it, the key named $2. */
 const FIND_WITH_LIVE_PRINCIPAL = preparedStatement(
   'api-keys.find-with-live-principal',
   `SELECT live.*, k.id AS key_id, k.appname AS key_appname, k.description AS key_description, k.role AS key_role,
           k.last_login::float8 AS key_last_login, k.last_ip AS key_last_ip
-     FROM (${livePrincipalsWhere('s.id = $1')}) AS live
+     FROM (${livePrincipalsWhere('s.id = $1', { address: '$3::inet' })}) AS live
      LEFT JOIN api_keys k ON k.appname = $2`,
 );
 
 type Prefixed<T, P extends string> = { [K in keyof T as `${P}${K & string}`]: T[K] | null };
 
 /**
- * Session `sessionId`'s live principal (undefined once the session or its principal is not live) and
+ * Session `sessionId`'s live principal called from `address` (undefined once the session or its principal is not live) and
  * the key named `appname` (undefined if there is none, or `appname` is null: not a possible appname).
  */
 async function findApiKeyWithLivePrincipal(
   q: Queryable,
   sessionId: string,
+  address: string | null,
   appname: string | null,
 ): Promise<{ live: LivePrincipalRow | undefined; alongside: ApiKeyRow | undefined }> {
-  const { rows } = await q.queryPrepared<LivePrincipalRow & Prefixed<ApiKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, appname]);
+  const { rows } = await q.queryPrepared<LivePrincipalRow & Prefixed<ApiKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, appname, address]);
   const row = rows[0];
   if (!row) return { live: undefined, alongside: undefined };
   const { key_id, key_appname, key_description, key_role, key_last_login, key_last_ip, ...live } = row;

@@ -1,6 +1,8 @@
 import type { Database } from '../db/database';
 import type { SecretBox } from '../crypto/secretbox';
 import { ExpiringMap, type ExpiringMapLimits } from '../cache/expiring-map';
+import { policyOf } from '../key-policies/policy-sql';
+import type { KeyPolicy } from '../key-policies/policy';
 import { findApiKeySecretByAppname } from './api-keys.repository';
 
 /** An appkey that may verify a request token right now, with the generation sessions it opens get. */
@@ -18,17 +20,24 @@ export interface KeyAppkeys {
   appname: string;
   /** The current appkey first; then the previous one while its grace lasts. */
   appkeys: ValidAppkey[];
+  /** The key's policy as read with the appkeys: a login admitted by it is confirmed by its write (policy.version). */
+  policy: KeyPolicy;
+  /**
+   * Read from the database for this attempt (true), or kept from an earlier one (false): a kept copy
+   * may be stale, so a refusal judged by it is made again with a fresh read before it is told.
+   */
+  fresh: boolean;
 }
 
 /** What `withValidAppkeys` found: no such key, or the attempt's answer. */
 export type AppkeyAttempt<T> = { found: false } | { found: true; result: T | undefined };
 
 /**
- * The appkeys, in the clear, that may verify a key's request tokens. Kept unsealed by appname, so that
- * an exchange usually skips a database round trip and an AES-GCM open (docs/performance.md,
- * "exchange"). A kept entry may be stale, and that is safe: the exchange's write accepts only the
- * key's current id and a generation still valid, and an attempt that fails with kept appkeys is made
- * again with appkeys read afresh. Size and age are bounded so that a deleted key's appkey does not
+ * The appkeys, in the clear, that may verify a key's request tokens, and the key's policy. Kept
+ * unsealed by appname, so that an exchange usually skips a database round trip and an AES-GCM open
+ * (docs/performance.md, "exchange"). A kept entry may be stale, and that is safe: the exchange's write
+ * accepts only the key's current id, a generation still valid and the policy version judged, and an
+ * attempt that fails (or refuses) with a kept entry is made again with one read afresh. Size and age are bounded so that a deleted key's appkey does not
  * linger. The master key, which opens every appkey, is in this process anyway: no new secret is kept.
  */
 export class ValidAppkeys {
@@ -49,7 +58,7 @@ export class ValidAppkeys {
   async withValidAppkeys<T>(appname: string, attempt: (key: KeyAppkeys) => Promise<T | undefined>): Promise<AppkeyAttempt<T>> {
     const kept = this.kept.get(appname);
     if (kept) {
-      const result = await attempt(kept);
+      const result = await attempt({ ...kept, fresh: false });
       if (result !== undefined) return { found: true, result };
     }
     const fresh = await this.read(appname);
@@ -71,7 +80,7 @@ export class ValidAppkeys {
     if (row.previous_key_ciphertext) {
       appkeys.push({ appkey: this.box.open(row.previous_key_ciphertext, appname).toString('utf8'), generation: row.previous_key_generation });
     }
-    const found = { id: row.id, appname, appkeys };
+    const found = { id: row.id, appname, appkeys, policy: policyOf(row), fresh: true };
     this.kept.set(appname, found);
     return found;
   }

@@ -1,19 +1,22 @@
+import type { Request } from 'express';
 import { DpopBoundTokenError, DpopProofError, UnauthorizedError } from '../shared/errors';
 import type { Database } from '../db/database';
 import { boundKeyOf, type Dpop } from '../dpop/dpop';
 import type { PresentedAccessToken } from '../http/authenticate';
 import { effectiveScopes, type Principal } from '../shared/principals';
 import type { TokenSigner } from '../signing-keys/token-signer';
-import { findLivePrincipal, type SessionRead } from '../sessions/liveness';
+import { findLivePrincipalFrom, type SessionRead } from '../sessions/liveness';
+import { clientAddressText } from '../key-policies/addresses';
 
-const livenessOnly: SessionRead<undefined> = async (q, sessionId) => ({ live: await findLivePrincipal(q, sessionId), alongside: undefined });
+const livenessOnly: SessionRead<undefined> = async (q, sessionId, address) => ({ live: await findLivePrincipalFrom(q, sessionId, address), alongside: undefined });
 
 /**
  * Turns an access token into a Principal: the signature and claims must hold, a DPoP-bound token
  * must come as `Authorization: DPoP` with a proof by its key (RFC 9449 §7), and the session and
- * principal behind it must still be live (so regen, delete, disable and revocation act at once).
- * The role comes from the database, not the token, so a role change applies on the next call; the
- * scopes are the token's own, within its session's and the role's.
+ * principal behind it must still be live (so regen, delete, disable, expiry and revocation act at
+ * once), and a key's token must come from an address its policy allows. The role comes from the
+ * database, not the token, so a role change applies on the next call; the scopes are the token's
+ * own, within its session's and the role's.
  */
 export class BearerAuthenticator {
   constructor(
@@ -22,8 +25,9 @@ export class BearerAuthenticator {
     private readonly dpop: Dpop,
   ) {}
 
-  async authenticate(presented: PresentedAccessToken): Promise<Principal> {
-    return (await this.authenticateReading(presented, livenessOnly)).principal;
+  /** `req`: the call, whose client address (as `trust proxy` resolves it) a key's policy must allow. */
+  async authenticate(presented: PresentedAccessToken, req?: Request): Promise<Principal> {
+    return (await this.authenticateReading(presented, livenessOnly, req)).principal;
   }
 
   /**
@@ -31,11 +35,11 @@ export class BearerAuthenticator {
    * nothing of it is returned to a dead session. Only for a read that earns its place in
    * docs/performance.md (see api-keys/key-read-along.ts).
    */
-  async authenticateReading<T>(presented: PresentedAccessToken, read: SessionRead<T>): Promise<{ principal: Principal; alongside: T }> {
+  async authenticateReading<T>(presented: PresentedAccessToken, read: SessionRead<T>, req?: Request): Promise<{ principal: Principal; alongside: T }> {
     const claims = await this.signer.verify(presented.token, 'Bearer');
     const proven = await this.proofOf(presented, boundKeyOf(claims));
     // The proof is spent beside the liveness read, not before it: one round trip's wait, not two.
-    const [{ live, alongside }] = await Promise.all([read(this.db, claims.sid), proven && this.dpop.spend(proven)]);
+    const [{ live, alongside }] = await Promise.all([read(this.db, claims.sid, clientAddressText(req?.ip)), proven && this.dpop.spend(proven)]);
     if (!live || live.principal_id !== claims.sub) throw new UnauthorizedError('Access token is no longer valid');
     const scope = typeof claims.scope === 'string' ? claims.scope : '';
     return {

@@ -61,6 +61,8 @@ export interface Config {
   readonly logLevel: string;
   readonly shutdownTimeoutSeconds: number;
   readonly rateLimits: RateLimitSettings;
+  /** KEY_MAX_LIFETIME_DAYS: the longest lifetime a create or a policy PUT may give a key; undefined: none. */
+  readonly keyMaxLifetimeDays: number | undefined;
   readonly redis: RedisSettings;
   readonly metrics: MetricsSettings;
   readonly console: ConsoleSettings;

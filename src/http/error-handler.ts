@@ -81,6 +81,7 @@ export function errorHandler(logger: Logger) {
     } else if (error instanceof UnauthorizedError || error.status === 401) {
       res.setHeader('WWW-Authenticate', challengeOf(error, res.locals.authScheme === 'DPoP'));
     }
+    if (error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
     res.status(error.status).json(error.toBody());
   };
 }

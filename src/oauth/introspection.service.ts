@@ -39,8 +39,8 @@ export class IntrospectionService {
     const jkt = boundKeyOf(claims);
     return {
       active: true,
-      // An access token's own scope (an exchanged one may hold less than its session), within what the session and role hold now.
-      scope: heldScope(live.role, live.scope, kind === 'Bearer' && typeof claims.scope === 'string' ? claims.scope : undefined),
+      // An access token's own scope (an exchanged one may hold less than its session), within what the session, role and a key's permissions hold now.
+      scope: heldScope(live.role, live.scope, kind === 'Bearer' && typeof claims.scope === 'string' ? claims.scope : undefined, live.permissions),
       client_id: clientId,
       ...(live.type === 'user' && { username: live.name }),
       token_type: kind === 'Refresh' ? 'refresh_token' : 'access_token',

@@ -7,8 +7,8 @@ const activeToken = {
   active: z.literal(true),
   scope: z
     .string()
-    .regex(/^(?:(?:openid|[a-z-]+:[a-z-]+)(?: (?:openid|[a-z-]+:[a-z-]+))*)?$/)
-    .meta({ description: 'The scopes the token grants now: those it was issued with, within what the role grants now.' }),
+    .regex(/^(?:[a-z0-9][a-z0-9:._-]*(?: [a-z0-9][a-z0-9:._-]*)*)?$/)
+    .meta({ description: "The scopes the token grants now: those it was issued with, within what the role and an API key's permissions grant now." }),
   token_type: z.enum(['access_token', 'refresh_token']),
   exp: seconds.meta({ description: 'Expiry, Unix seconds.' }),
   iat: seconds.meta({ description: 'Issued at, Unix seconds.' }),

@@ -109,3 +109,29 @@ export async function revokeSessionsOfUser(q: Queryable, userId: string, reason:
   const { rows } = await q.queryPrepared<{ revoked: number }>(REVOKE_ALL_OF_USER, [userId, reason, ...originValues(ctx), ctx.actor, keep ?? null]);
   return rows[0]!.revoked;
 }
+
+/**
+ * Ends every live session of the keys `apiKeyIds` (a key turned off: its tokens stop working, and
+ * turning it on again does not bring them back); answers how many ended, per key.
+ */
+export async function revokeSessionsOfApiKeys(q: Queryable, apiKeyIds: readonly string[], reason: string): Promise<Map<string, number>> {
+  const { rows } = await q.query<{ api_key_id: string; revoked: number }>(
+    `WITH revoked AS (
+       UPDATE sessions SET revoked_at = now(), revoked_reason = $2
+        WHERE api_key_id = ANY ($1::uuid[]) AND revoked_at IS NULL
+        RETURNING api_key_id
+     )
+     SELECT api_key_id, count(*)::int AS revoked FROM revoked GROUP BY api_key_id`,
+    [apiKeyIds, reason],
+  );
+  return new Map(rows.map((r) => [r.api_key_id, r.revoked]));
+}
+
+/** Brings the ends of key `apiKeyId`'s live sessions, and of their refresh tokens, forward to `until` (Unix seconds) where they lay later. */
+export async function capSessionsOfApiKey(q: Queryable, apiKeyId: string, until: number): Promise<void> {
+  await q.query(
+    `UPDATE sessions SET expires_at = LEAST(expires_at, to_timestamp($2)), refresh_expires_at = LEAST(refresh_expires_at, to_timestamp($2))
+      WHERE api_key_id = $1 AND revoked_at IS NULL AND expires_at > to_timestamp($2)`,
+    [apiKeyId, until],
+  );
+}

@@ -2,7 +2,8 @@ import { preparedStatement, type Queryable } from '../db/database';
 import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
 import { auditInsertFrom } from '../audit-trail/audit-trail';
 import type { RequestOrigin } from '../shared/audit-context';
-import { livePrincipalsWhere, type LivePrincipalRow } from './liveness';
+import { addressAllowed } from '../key-policies/policy-sql';
+import { livePrincipalsWhere, type LiveKeyPolicy, type LivePrincipalRow } from './liveness';
 import { originColumns, originColumnsOf, principalColumns, timesOf, type SessionTimes } from './statement-parts';
 
 export interface RefreshRotation {
@@ -16,12 +17,14 @@ export interface RefreshRotation {
   dpopJkt: string | null;
   newJti: string;
   refreshTtlSeconds: number;
+  /** The caller's address as clientAddressText gives it (null: unknown): a key's policy must allow it. */
+  address: string | null;
   origin: RequestOrigin;
 }
 
 export interface RotatedRefresh {
-  /** The principal, with the session's scope after the rotation. */
-  principal: LivePrincipalRow;
+  /** The principal, with the session's scope after the rotation, and for a key what its policy says of its tokens. */
+  principal: LivePrincipalRow & LiveKeyPolicy;
   times: SessionTimes;
   /** The client the session was opened for (null: DEFAULT_CLIENT_ID), and whether its tokens come with an ID token for it. */
   client: { id: string | null; idToken: boolean };
@@ -36,6 +39,7 @@ const ROTATION_COLUMNS: UnnestColumn<RefreshRotation>[] = [
   { name: 'refresh_ttl', type: 'int', of: (r) => r.refreshTtlSeconds },
   { name: 'issued_at', type: 'bigint', of: (r) => r.now },
   { name: 'scope', type: 'text', of: (r) => r.scope },
+  { name: 'address', type: 'inet', of: (r) => r.address },
   ...originColumns(),
 ];
 
@@ -56,7 +60,7 @@ const rotation = (lock: 'wait' | 'skip') =>
        SELECT id FROM sessions
         WHERE id IN (SELECT session_id FROM req) AND revoked_at IS NULL AND expires_at > now()
         FOR NO KEY UPDATE${lock === 'skip' ? ' SKIP LOCKED' : ''}
-     ), live AS (${livePrincipalsWhere('s.id IN (SELECT id FROM locked)')}
+     ), live AS (${livePrincipalsWhere('s.id IN (SELECT id FROM locked)', { keyPolicy: true })}
      ), rotated AS (
        -- The same token twice in one batch matches one session twice: it is updated once, for one of them.
        UPDATE sessions
@@ -66,8 +70,10 @@ const rotation = (lock: 'wait' | 'skip') =>
          FROM req JOIN live ON live.session_id = req.session_id AND live.principal_id = req.principal_id
         WHERE sessions.id = req.session_id AND sessions.refresh_jti = req.presented_jti
           AND sessions.dpop_jkt IS NOT DISTINCT FROM req.dpop_jkt
+          -- A key's refresh token works only from an address its policy allows; refused, it stays unused.
+          AND ${addressAllowed('live.networks', 'req.address')}
         RETURNING req.ord, req.client_address, req.request_id, req.route,
-                  live.session_id, live.type, live.principal_id, live.name, live.role,
+                  live.session_id, live.type, live.principal_id, live.name, live.role, live.permissions, live.not_after,
                   sessions.scope, sessions.client_id, sessions.id_token_client, ${timesOf('sessions')}
      ), audit AS (
        ${auditInsertFrom('(SELECT * FROM rotated ORDER BY ord) AS rotated', {
@@ -78,6 +84,7 @@ const rotation = (lock: 'wait' | 'skip') =>
        })}
      )
      SELECT rotated.session_id, rotated.type, rotated.principal_id, rotated.name, rotated.role, rotated.scope,
+            rotated.permissions, rotated.not_after,
             rotated.client_id, rotated.id_token_client, rotated.refresh_expires_at, rotated.created_at
        FROM req LEFT JOIN rotated USING (ord)
       ORDER BY req.ord`,
@@ -94,13 +101,13 @@ export async function rotateRefreshTokens(
   rotations: RefreshRotation[],
   lock: 'wait' | 'skip' = 'skip',
 ): Promise<(RotatedRefresh | undefined)[]> {
-  type Rotated = LivePrincipalRow & SessionTimes & { client_id: string | null; id_token_client: boolean };
+  type Rotated = LivePrincipalRow & LiveKeyPolicy & SessionTimes & { client_id: string | null; id_token_client: boolean };
   const { rows } = await q.queryPrepared<{ [K in keyof Rotated]: Rotated[K] | null }>(ROTATE[lock], unnestValues(ROTATION_COLUMNS, rotations));
   return rows.map(({ refresh_expires_at, created_at, client_id, id_token_client, ...principal }) =>
     principal.session_id === null || refresh_expires_at === null || created_at === null
       ? undefined
       : {
-          principal: principal as LivePrincipalRow,
+          principal: principal as LivePrincipalRow & LiveKeyPolicy,
           times: { refresh_expires_at, created_at },
           client: { id: client_id, idToken: id_token_client === true },
         },

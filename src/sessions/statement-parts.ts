@@ -49,7 +49,9 @@ const scopesOfRole = (role: string) =>
 
 /**
  * Whether the requested `scope` (an SQL text expression; NULL: none asked, all the role grants) is
- * within what role `role` grants. Checked in the statement that opens a session, so it reads the
+ * within what role `role` grants, and for an API key the permissions of its policy (`permissions`,
+ * an SQL text[] expression). Checked in the statement that opens a session, so it reads the
  * role as the database holds it at that moment, never as a cache remembers it.
  */
-export const scopeGrantedBy = (scope: string, role: string) => `(${scope} IS NULL OR string_to_array(${scope}, ' ') <@ ${scopesOfRole(role)})`;
+export const scopeGrantedBy = (scope: string, role: string, permissions?: string) =>
+  `(${scope} IS NULL OR string_to_array(${scope}, ' ') <@ ${permissions ? `(${scopesOfRole(role)} || ${permissions})` : scopesOfRole(role)})`;

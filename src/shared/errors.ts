@@ -1,6 +1,5 @@
 import { z } from 'zod';
-
-
+import { KEY_REFUSAL_MESSAGES, type KeyRefusal } from './key-refusals';
 
 /** The closed list of error names the API may answer with, and their HTTP status. */
 export const ERROR_STATUS = {
@@ -34,11 +33,14 @@ export type ErrorBody = z.output<typeof errorBody>;
 export class AppError extends Error {
   override readonly name: ErrorName;
   readonly status: number;
+  /** Seconds a client should wait before trying again, sent as `Retry-After` (a 429 whose wait is known). */
+  readonly retryAfter: number | undefined;
 
-  constructor(name: ErrorName, message: string, options?: { cause?: unknown }) {
+  constructor(name: ErrorName, message: string, options?: { cause?: unknown; retryAfter?: number }) {
     super(message, options);
     this.name = name;
     this.status = ERROR_STATUS[name];
+    this.retryAfter = options?.retryAfter;
   }
 
   toBody(): ErrorBody {
@@ -106,6 +108,30 @@ export class LoginRefusedError extends UnauthorizedError {
     readonly reason: LoginFailureReason,
   ) {
     super(message, !CREDENTIAL_REASONS.has(reason));
+  }
+}
+
+/**
+ * A key refused by its policy after its secret or signature checked out: 401 with a message naming
+ * the reason (the token endpoint makes it invalid_client or invalid_grant), recorded as
+ * `token.refused`, never as a failed login.
+ */
+export class KeyRefusedError extends UnauthorizedError {
+  constructor(readonly reason: KeyRefusal) {
+    super(KEY_REFUSAL_MESSAGES[reason]);
+  }
+}
+
+/**
+ * A key refused by its policy where waiting helps (its rate limit, or credits that a refill brings
+ * back): 429 with Retry-After, in the uniform body of the route, the OAuth endpoints included.
+ */
+export class KeyThrottledError extends AppError {
+  constructor(
+    readonly reason: Extract<KeyRefusal, 'rate_limited' | 'usage_exceeded'>,
+    retryAfter: number,
+  ) {
+    super('TooManyRequests', KEY_REFUSAL_MESSAGES[reason], { retryAfter: Math.max(1, Math.ceil(retryAfter)) });
   }
 }
 

@@ -35,9 +35,17 @@ export function scopesOf(role: Role | null): readonly ApiScope[] {
   return role ? ROLE_SCOPES[role] : [];
 }
 
-/** The role's full scope as a token carries it: `openid` and the role's scopes. */
-export function scopeFor(role: Role | null): string {
-  return ['openid', ...scopesOf(role)].join(' ');
+/**
+ * What a principal's tokens may claim beyond `openid`: its role's scopes, then (for an API key) the
+ * permissions its policy names for the owner's own APIs.
+ */
+export function grantableScopes(role: Role | null, permissions: readonly string[] = []): string[] {
+  return [...scopesOf(role), ...permissions];
+}
+
+/** The full scope as a token carries it: `openid`, the role's scopes, and a key's permissions after them. */
+export function scopeFor(role: Role | null, permissions: readonly string[] = []): string {
+  return ['openid', ...grantableScopes(role, permissions)].join(' ');
 }
 
 /** The words of a scope string (RFC 6749 §3.3: space-delimited), each once. */
@@ -64,11 +72,12 @@ export function effectiveScopes(role: Role | null, granted: string | null, claim
 
 /**
  * The scope a session holds now, as a token would state it: the granted words (null: all of the
- * role's, and openid) the role still allows; with `claimed`, only those of its words (a token's
- * scope, which may be narrower than its session's).
+ * role's and a key's permissions, and openid) that the role and the permissions still allow; with
+ * `claimed`, only those of its words (a token's scope, which may be narrower than its session's).
  */
-export function heldScope(role: Role | null, granted: string | null, claimed?: string): string {
-  const held = granted === null ? scopeWords(scopeFor(role)) : scopeWords(granted).filter((word) => word === 'openid' || scopesOf(role).includes(word as ApiScope));
+export function heldScope(role: Role | null, granted: string | null, claimed?: string, permissions: readonly string[] = []): string {
+  const grantable = grantableScopes(role, permissions);
+  const held = granted === null ? scopeWords(scopeFor(role, permissions)) : scopeWords(granted).filter((word) => word === 'openid' || grantable.includes(word));
   return claimed === undefined ? held.join(' ') : scopeWords(claimed).filter((word) => held.includes(word)).join(' ');
 }
 

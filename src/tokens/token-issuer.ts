@@ -21,6 +21,10 @@ export interface TokenSubject {
   name: string;
   /** The role as the database holds it now: read by the statement that opened or rotated the session. */
   role: Role | null;
+  /** An API key's permissions (its policy), which its tokens' scope may carry after the role's. */
+  permissions?: readonly string[];
+  /** An API key's expiry (Unix seconds): no token outlives it. Null or absent: none. */
+  notAfter?: number | null;
 }
 
 /** The session's side of an issue: which session, its new refresh token's id, and its times as stored. */
@@ -34,7 +38,7 @@ export interface IssuedSession {
 
 /** What a grant issues beside the access token, and for whom. */
 export interface IssueOptions {
-  /** The scope asked for or kept by the session; undefined: all the role grants. */
+  /** The scope asked for or kept by the session; undefined: all the role and a key's permissions grant. */
   scope?: string;
   /** The client the tokens are for: the access token's `client_id`, the ID token's `aud` and `azp`. */
   clientId: string;
@@ -96,25 +100,28 @@ export class TokenIssuer {
    * token for the client when `idToken` is true.
    *
    * The scope a token claims is the one rule every grant goes through: what was asked for (or what
-   * the session keeps) within what the subject's role grants now. Offline resource servers read the
-   * claim, so it must never say more than the role allows at the moment of issue.
+   * the session keeps) within what the subject's role and, for an API key, its permissions grant now.
+   * Offline resource servers read the claim, so it must never say more than the role allows at the
+   * moment of issue. And no token outlives its API key (the session's times already do not).
    */
   async issue(subject: TokenSubject, session: IssuedSession, what: IssueOptions): Promise<OAuthTokenResponse> {
-    const { accessTokenTtl } = this.lifetimes;
     const { id: sessionId, refreshJti, times, now } = session;
-    const scope = heldScope(subject.role, what.scope ?? null);
+    const notAfter = subject.notAfter ?? Infinity;
+    const expiresAt = Math.min(now + this.lifetimes.accessTokenTtl, notAfter);
+    const accessTokenTtl = expiresAt - now;
+    const scope = heldScope(subject.role, what.scope ?? null, undefined, subject.permissions);
     const identity = { sub: subject.id, sid: sessionId, preferred_username: subject.name, principal_type: subject.type };
     const bound = confirmation(what.dpopJkt);
     const [accessToken, refreshToken, idToken] = await Promise.all([
       this.signer.sign(
         'Bearer',
         { ...identity, scope, roles: subject.role ? [subject.role] : [], client_id: what.clientId, ...bound },
-        now + accessTokenTtl,
+        expiresAt,
         now,
       ),
       what.refreshToken ? this.signer.sign('Refresh', { sub: subject.id, sid: sessionId, jti: refreshJti, ...bound }, times.refresh_expires_at, now) : undefined,
       what.idToken
-        ? this.signer.sign('ID', { ...identity, aud: what.clientId, azp: what.clientId, auth_time: times.created_at }, now + accessTokenTtl, now)
+        ? this.signer.sign('ID', { ...identity, aud: what.clientId, azp: what.clientId, auth_time: times.created_at }, expiresAt, now)
         : undefined,
     ]);
     return {
@@ -138,7 +145,7 @@ export class TokenIssuer {
     const { now } = token;
     const exp = Math.min(now + this.lifetimes.accessTokenTtl, token.notAfter);
     // The one rule of issue(): never more than the subject's role grants now.
-    const scope = heldScope(subject.role, token.scope);
+    const scope = heldScope(subject.role, token.scope, undefined, subject.permissions);
     const claims = {
       sub: subject.id,
       sid: token.sessionId,

@@ -6,7 +6,7 @@ const jwt = z.string().regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
 /** The token response object: exactly these nine fields, all always present. */
 export const tokenResponse = z.strictObject({
   access_token: jwt.meta({ readOnly: true, description: 'Bearer token (JWT) for all later calls.' }),
-  expires_in: z.int().min(1).meta({ readOnly: true, description: 'Seconds until the access token expires.' }),
+  expires_in: z.int().min(1).meta({ readOnly: true, description: "Seconds until the access token expires: ACCESS_TOKEN_TTL, or less when an API key's expiry comes sooner." }),
   refresh_expires_in: z.int().min(0).meta({ readOnly: true, description: 'Seconds until the refresh token expires.' }),
   refresh_token: jwt.meta({ readOnly: true, description: 'Refresh token (JWT); works once.' }),
   token_type: z
@@ -17,8 +17,8 @@ export const tokenResponse = z.strictObject({
   'session-state': z.string().min(1).meta({ readOnly: true, description: 'Session identifier.' }),
   scope: z
     .string()
-    .regex(/^openid(?: [a-z-]+:[a-z-]+)*$/)
-    .meta({ readOnly: true, description: 'Space-separated scopes: `openid` plus those of the role.' }),
+    .regex(/^openid(?: [a-z0-9][a-z0-9:._-]*)*$/)
+    .meta({ readOnly: true, description: "Space-separated scopes: `openid` plus those of the role, then an API key's permissions." }),
 });
 
 /**
@@ -33,8 +33,11 @@ export const oauthTokenResponse = tokenResponse.partial({ refresh_token: true, r
     .meta({ readOnly: true, description: 'Token exchange only (RFC 8693 §2.2.1): the type of the token issued, an access token.' }),
   scope: z
     .string()
-    .regex(/^(?:openid|[a-z-]+:[a-z-]+)(?: (?:openid|[a-z-]+:[a-z-]+))*$/)
-    .meta({ readOnly: true, description: 'Space-separated scopes: exactly those asked for, or without `scope` `openid` plus those of the role.' }),
+    .regex(/^[a-z0-9][a-z0-9:._-]*(?: [a-z0-9][a-z0-9:._-]*)*$/)
+    .meta({
+      readOnly: true,
+      description: "Space-separated scopes: exactly those asked for, or without `scope` `openid` plus those of the role, then an API key's permissions.",
+    }),
 });
 
 /** Exactly the spec's token response object. */

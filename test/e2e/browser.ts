@@ -190,3 +190,25 @@ export function descriptionOf(control: Locator): Promise<string> {
 export function scrollsSideways(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
 }
+
+/**
+ * Until the page has sent or finished no request for a second: what a page loads after it shows (the
+ * keys table reads each row's policy after its list) is over, so a test that then signs out, revokes
+ * or navigates does not cut a request short.
+ */
+export async function untilQuiet(page: Page): Promise<void> {
+  let inFlight = 0;
+  let lastChange = Date.now();
+  const up = () => ((inFlight += 1), (lastChange = Date.now()));
+  const down = () => ((inFlight -= 1), (lastChange = Date.now()));
+  page.on('request', up);
+  page.on('requestfinished', down);
+  page.on('requestfailed', down);
+  try {
+    while (inFlight > 0 || Date.now() - lastChange < 1_000) await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    page.off('request', up);
+    page.off('requestfinished', down);
+    page.off('requestfailed', down);
+  }
+}

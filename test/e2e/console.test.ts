@@ -24,6 +24,7 @@ import {
   openConsole,
   scrollsSideways,
   sessionCookie,
+  untilQuiet,
   type Watched,
 } from './browser';
 
@@ -122,6 +123,9 @@ describeInChromium("the console's browser tests")('the admin console in Chromium
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     // The watch reads the token response off the wire a moment after the page got it.
     await eventually(async () => watched.tokens.length >= before + 2, true);
+    // The first page's calls (the keys list, then each row's policy for its badge) are over before
+    // the test acts, so none of them is in flight across a sign-out or a revocation it makes.
+    await untilQuiet(page);
   }
 
   /** Narrows the list to keys whose appname starts with `prefix`, and waits for the answer. */
@@ -438,6 +442,10 @@ describeInChromium("the console's browser tests")('the admin console in Chromium
     w!.expectStatus(400, 401);
     await signIn(w!, admin);
     const [accessToken] = w!.tokens;
+    // The keys page's list and its rows' policies (the badges) are in first: the call after the
+    // revocation is then the filter's, not one of those.
+    await rowOf(w!, 'billing-api').waitFor();
+    await untilQuiet(page);
 
     const revoked = await fetch(`${t.baseUrl}/oauth2/revoke`, { method: 'POST', body: new URLSearchParams({ token: accessToken! }) });
     expect(revoked.status).toBe(200);
@@ -452,9 +460,11 @@ describeInChromium("the console's browser tests")('the admin console in Chromium
     const { page } = await open();
     w!.expectStatus(401);
     await signIn(w!, admin);
-    // The keys page's first list must be in before the revocation, or that list is the 401 that ends
-    // the session (seen on a loaded CI machine), not the renewal this test is about.
+    // The keys page's first list, and its rows' policies (for their badges), must be in before the
+    // revocation, or one of them is the 401 that ends the session (seen on a loaded CI machine), not
+    // the renewal this test is about.
     await rowOf(w!, 'billing-api').waitFor();
+    await untilQuiet(page);
     const renewal = page.waitForResponse((res) => res.url().endsWith(CONSOLE_SESSION) && res.request().method() === 'POST', {
       timeout: 2 * ACCESS_TOKEN_TTL * 1000,
     });
@@ -579,6 +589,129 @@ describeInChromium("the console's browser tests")('the admin console in Chromium
 
     await page.setViewportSize({ width: 1920, height: 1080 });
     expect(await scrollsSideways(page)).toBe(false);
+  });
+
+  describe('a key\'s page and its policy (issue 34)', () => {
+    const policyOf = async (appname: string) => (await t.http().get(`${KEYS}/${appname}/policy`).set(bearer(await tokenForRole(t, 'admin')))).body.data;
+    const createWithPolicy = async (policy: Record<string, unknown>, role: 'viewer' | 'admin' = 'viewer', appname = randomName('policy')) => {
+      const res = await t.http().post(KEYS).set(bearer(await tokenForRole(t, 'admin'))).send({ appname, roles: [role], policy });
+      expect(res.status).toBe(201);
+      return { appname, appkey: res.body.data.appkey as string };
+    };
+
+    it('an admin opens a key from its row, sees when it was created and last used, sets every policy field, and the API holds them', async () => {
+      const key = await createWithPolicy({ permissions: ['billing:read'] });
+      expect(await exchange(key)).toBe(200);
+      const { page } = await open();
+      w!.expectStatus(400);
+      await signIn(w!, admin);
+      await filterKeys(w!, key.appname);
+
+      await rowOf(w!, key.appname).getByRole('link', { name: key.appname }).click();
+      await page.getByRole('heading', { name: 'Policy', exact: true }).waitFor();
+      expect(new URL(page.url()).pathname).toBe(`/console/keys/${key.appname}`);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(key.appname);
+      const facts = await page.locator('.key-facts').textContent();
+      expect(facts).toContain('Created');
+      expect(facts).toContain(String(new Date().getFullYear()));
+      expect(facts).not.toMatch(/Last used\s*never/);
+      expect(await page.getByRole('textbox', { name: 'Permissions' }).inputValue()).toBe('billing:read');
+
+      await page.getByRole('textbox', { name: 'Allowed addresses' }).fill('10.0.0.0/8\n10.0.0.1/8');
+      await page.getByRole('button', { name: 'Save policy' }).click();
+      const addresses = page.getByRole('textbox', { name: 'Allowed addresses' });
+      await page.getByText(/has host bits set/).waitFor();
+      expect(await descriptionOf(addresses)).toContain('"10.0.0.1/8" has host bits set');
+
+      const expires = new Date(Date.now() + 7 * 86_400_000);
+      expires.setMilliseconds(0);
+      const local = new Date(expires.getTime() - expires.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+      await page.getByLabel('Expires at').fill(local);
+      await addresses.fill('10.0.0.0/8\n2001:db8::/32');
+      await page.getByRole('textbox', { name: 'Permissions' }).fill('billing:read\nreports:export');
+      await page.getByRole('textbox', { name: 'Rate limit' }).fill('100');
+      await page.getByRole('textbox', { name: 'Window (seconds)' }).fill('60');
+      await page.getByRole('textbox', { name: 'Credits' }).fill('500');
+      await page.getByRole('textbox', { name: 'Refill amount' }).fill('500');
+      await page.getByRole('combobox', { name: 'Refill interval' }).selectOption('month');
+      await page.getByRole('textbox', { name: 'Max idle days' }).fill('30');
+      await page.getByRole('checkbox', { name: 'Enabled' }).uncheck();
+      await w!.screenshot('key-page');
+      await page.getByRole('button', { name: 'Save policy' }).click();
+      await page.getByRole('status').filter({ hasText: 'Policy saved.' }).waitFor();
+
+      expect(await policyOf(key.appname)).toMatchObject({
+        expires_at: expires.getTime() / 1000,
+        enabled: false,
+        disabled_reason: 'manual',
+        allowed_addresses: ['10.0.0.0/8', '2001:db8::/32'],
+        permissions: ['billing:read', 'reports:export'],
+        rate_limit: { limit: 100, window_seconds: 60 },
+        credits: { remaining: 500, refill: { amount: 500, interval: 'month' } },
+        max_idle_days: 30,
+      });
+      expect(await exchange(key)).toBe(401);
+      await page.getByText('Disabled', { exact: true }).first().waitFor();
+
+      await page.getByRole('link', { name: '← All keys' }).click();
+      await filterKeys(w!, key.appname);
+      await rowOf(w!, key.appname).getByText('Disabled', { exact: true }).waitFor();
+    });
+
+    it('a viewer sees the policy read-only, with no Save policy and the reason', async () => {
+      const viewed = await createWithPolicy({ max_idle_days: 90 });
+      const { page } = await open();
+      // Straight to the key's page: the sign-in lands there.
+      await signIn(w!, viewer, `/console/keys/${viewed.appname}`);
+
+      await page.getByRole('heading', { name: 'Policy', exact: true }).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Max idle days' }).inputValue()).toBe('90');
+      expect(await page.getByRole('textbox', { name: 'Max idle days' }).isEditable()).toBe(false);
+      expect(await page.getByRole('checkbox', { name: 'Enabled' }).isDisabled()).toBe(true);
+      expect(await page.getByRole('button', { name: 'Save policy' }).count()).toBe(0);
+      expect(await page.getByText('Only editors and admins can change a key\u2019s policy.').count()).toBe(1);
+    });
+
+    it('an editor sees an admin key\'s policy read-only, with the reason', async () => {
+      const adminKey = await createWithPolicy({ permissions: ['ops'] }, 'admin');
+      const { page } = await open();
+      await signIn(w!, editor, `/console/keys/${adminKey.appname}`);
+
+      await page.getByRole('heading', { name: 'Policy', exact: true }).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Permissions' }).inputValue()).toBe('ops');
+      expect(await page.getByRole('textbox', { name: 'Permissions' }).isEditable()).toBe(false);
+      expect(await page.getByRole('button', { name: 'Save policy' }).count()).toBe(0);
+      expect(await page.getByText('Only admins can change the policy of an admin key.').count()).toBe(1);
+    });
+
+    it('the keys table flags a disabled and an expired key; a key that works carries no badge', async () => {
+      // Names that share a prefix put the three keys in one filtered list.
+      const prefix = randomName('badged');
+      await createWithPolicy({ enabled: false }, 'viewer', `${prefix}-off`);
+      await createWithPolicy({ expires_at: Math.floor(Date.now() / 1000) + 2 }, 'viewer', `${prefix}-ending`);
+      await createWithPolicy({}, 'viewer', `${prefix}-fine`);
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      const { page } = await open();
+      await signIn(w!, admin);
+      await filterKeys(w!, prefix);
+
+      await rowOf(w!, `${prefix}-off`).getByText('Disabled', { exact: true }).waitFor();
+      await rowOf(w!, `${prefix}-ending`).getByText('Expired', { exact: true }).waitFor();
+      // Every row's policy read by now, the key that works among them.
+      await untilQuiet(page);
+      expect(await rowOf(w!, `${prefix}-fine`).locator('.badge').count()).toBe(0);
+      await w!.screenshot('keys-badges');
+    });
+
+    it('at 360 px wide a key\'s page does not scroll sideways', async () => {
+      const key = await createWithPolicy({ allowed_addresses: ['2001:db8:ffff:ffff:ffff:ffff:ffff:0/112'], permissions: ['billing:read'] });
+      const { page } = await open({ width: 360, height: 740 });
+      await signIn(w!, admin, `/console/keys/${key.appname}`);
+      await page.getByRole('heading', { name: 'Policy', exact: true }).waitFor();
+
+      expect(await scrollsSideways(page)).toBe(false);
+      await w!.screenshot('key-page-360px');
+    });
   });
 
   it('the watch itself: an inline script the CSP blocks is reported, so a clean walk means no violation', async () => {

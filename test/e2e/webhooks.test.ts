@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { buildConsole, type BuiltConsole } from '../helpers/console';
 import { createApiKey, createUser, type TestUser } from '../helpers/factories';
 import { startReceiver, type Receiver } from '../integration/webhooks/support';
-import { closeWatched, describeInChromium, launchChromium, openConsole, requireChromium, scrollsSideways, type Watched } from './browser';
+import { closeWatched, describeInChromium, launchChromium, openConsole, requireChromium, scrollsSideways, untilQuiet, type Watched } from './browser';
 
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 jest.setTimeout(90_000);
@@ -58,6 +58,8 @@ describeInChromium("the console's webhook browser tests")('the console\'s Webhoo
     await w.page.getByLabel('Password').fill(user.password);
     await w.page.getByRole('button', { name: 'Sign in' }).click();
     await w.page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // The keys page's calls (its list, then each row's policy) are over before the test moves on.
+    await untilQuiet(w.page);
     return w;
   }
 
@@ -113,7 +115,7 @@ describeInChromium("the console's webhook browser tests")('the console\'s Webhoo
     await row.getByRole('button', { name: 'Edit' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit endpoint' });
     expect(await edit.getByLabel('URL').inputValue()).toBe(receiver.url);
-    await edit.getByLabel('Enabled').uncheck();
+    await edit.getByLabel('Enabled', { exact: true }).uncheck();
     await edit.getByRole('button', { name: 'Save' }).click();
     await row.getByRole('cell', { name: 'no', exact: true }).waitFor();
     expect(await row.getByRole('button', { name: 'Send test event' }).isDisabled()).toBe(true);

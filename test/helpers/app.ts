@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../../src/logger';
 import type { Metrics } from '../../src/metrics/metrics';
 import { startServer } from '../../src/server';
 import type { Services } from '../../src/services';
+import type { Clock } from '../../src/key-policies/policy';
 import { checkedAgainstOpenApi } from './openapi-contract';
 import { createTestDatabase, testPoolSize } from './database';
 
@@ -37,13 +38,16 @@ const TEST_ISSUER = 'http://issuer.test';
 /**
  * The real service, started as main.ts starts it (startServer), on a fresh, migrated database of its
  * own (a schema, or a PGlite instance), listening on a random loopback port. Call in beforeAll, and
+
  * `close()` in afterAll.
  *
- * With `joining`, a second instance of the same deployment instead: the same database, MASTER_KEY
- * and issuer, as behind a load balancer (only on a PostgreSQL server: see onSharedServerOnly). Its
- * close() leaves the database to the first.
+ * With `options.joining`, a second instance of the same deployment instead: the same database,
+ * MASTER_KEY and issuer, as behind a load balancer (only on a PostgreSQL server: see
+ * onSharedServerOnly). Its close() leaves the database to the first. `options.clock` moves the key
+ * policies' clock (expiry, idle, refills) for a test.
  */
-export async function startTestApp(overrides: EnvOverrides = {}, joining?: TestApp): Promise<TestApp> {
+export async function startTestApp(overrides: EnvOverrides = {}, options: { joining?: TestApp; clock?: Clock } = {}): Promise<TestApp> {
+  const { joining } = options;
   const database = joining ? { url: joining.config.databaseUrl!, drop: async () => undefined } : await createTestDatabase();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -73,7 +77,7 @@ export async function startTestApp(overrides: EnvOverrides = {}, joining?: TestA
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const running = await startServer(config, logger).catch(async (err: unknown) => {
+  const running = await startServer(config, logger, { clock: options.clock }).catch(async (err: unknown) => {
     await database.drop();
     throw err;
   });

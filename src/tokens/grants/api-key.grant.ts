@@ -9,6 +9,7 @@ import { recordingRefusals } from '../failed-logins';
 import { claimedAppname, type RequestTokenRules } from '../request-token';
 import { provedBy, spendProofWork, type KeyCredential } from '../appkey-proof';
 import type { TokenIssuer } from '../token-issuer';
+import type { KeyAdmissions, KeyAuthentication } from '../key-admission';
 import type { OAuthTokenResponse } from '../tokens.responses';
 
 /** What a login of an API key asks for beyond its credential. */
@@ -34,6 +35,7 @@ export class ApiKeyGrant {
     private readonly appkeys: ValidAppkeys,
     private readonly logins: ApiKeyLogins,
     private readonly routeRules: RequestTokenRules,
+    private readonly admissions: KeyAdmissions,
   ) {}
 
   /** POST /api/v1/auth/token: a request token signed with an appkey opens a session of its API key. */
@@ -43,14 +45,16 @@ export class ApiKeyGrant {
 
   /**
    * Opens a session of the API key `appname` (for a request token, null: the appname it claims).
-   * Every refusal of the credential reads the same, so appnames cannot be probed.
+   * Every refusal of the credential reads the same, so appnames cannot be probed; a key whose
+   * credential checked out may then be refused by its policy, which says why (KeyAuthentication).
    */
   login(appname: string | null, credential: KeyCredential, origin: RequestOrigin, request: ApiKeyTokenRequest): Promise<OAuthTokenResponse> {
     let claimed = appname;
     return recordingRefusals(this.db, origin, () => ({ appname: claimed }), async () => {
       claimed ??= 'requestToken' in credential ? claimedAppname(credential.requestToken) : null;
       if (claimed === null) throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');
-      const attempt = await this.appkeys.withValidAppkeys(claimed, (key) => this.open(key, credential, origin, request));
+      const authentication = this.admissions.begin(origin);
+      const attempt = await this.appkeys.withValidAppkeys(claimed, (key) => this.open(key, credential, authentication, origin, request));
       const refused = 'requestToken' in credential ? 'Invalid request token' : 'Invalid client credentials';
       if (!attempt.found) {
         spendProofWork(claimed, credential);
@@ -62,10 +66,20 @@ export class ApiKeyGrant {
     });
   }
 
-  /** Undefined when none of these appkeys proves the credential, or the key changed since they were read: nothing was written. */
-  private async open(key: KeyAppkeys, credential: KeyCredential, origin: RequestOrigin, request: ApiKeyTokenRequest): Promise<OAuthTokenResponse | undefined> {
+  /**
+   * Undefined when none of these appkeys proves the credential, or the key changed since they were
+   * read, or a kept copy of its policy refused it: nothing was written, and a fresh read is tried.
+   */
+  private async open(
+    key: KeyAppkeys,
+    credential: KeyCredential,
+    authentication: KeyAuthentication,
+    origin: RequestOrigin,
+    request: ApiKeyTokenRequest,
+  ): Promise<OAuthTokenResponse | undefined> {
     const proof = provedBy(key, credential);
     if (!proof) return undefined;
+    if (!(await authentication.admit(key))) return undefined;
     const session = this.issuer.newSession(origin);
     const outcome = await this.logins.open({
       ...session,
@@ -76,14 +90,17 @@ export class ApiKeyGrant {
       scope: request.scope ?? null,
       dpopJkt: request.dpop?.jkt ?? null,
       dpopProof: request.dpop ? replayRecordOf(request.dpop) : null,
+      policyVersion: key.policy.version,
+      policyNow: authentication.now,
     });
     if (!outcome.opened) {
       if (outcome.refused === 'stale') return undefined;
-      if (outcome.refused === 'scope') throw new OAuthError('invalid_scope', 'The requested scope is not within what the API key\'s role grants');
+      if (outcome.refused === 'scope') throw new OAuthError('invalid_scope', 'The requested scope is not within what the API key\'s role and permissions grant');
       if (outcome.refused === 'proof_replayed') throw new DpopProofError('The DPoP proof was used before');
+      if (outcome.refused === 'usage_exceeded') return authentication.refuseUsage(key);
       throw new LoginRefusedError('Request token has already been used', 'replayed_request_token');
     }
-    const subject = { type: 'api_key', id: key.id, name: key.appname, role: outcome.role } as const;
+    const subject = { type: 'api_key', id: key.id, name: key.appname, role: outcome.role, permissions: key.policy.permissions, notAfter: outcome.notAfter } as const;
     return this.issuer.issue(
       subject,
       { id: session.id, refreshJti: session.refreshJti, times: outcome.times, now: session.now },

@@ -8,6 +8,7 @@ import { DpopProofError, OAuthError, UnauthorizedError } from '../../shared/erro
 import type { RequestOrigin } from '../../shared/audit-context';
 import { heldScope, scopeWithin, scopeWords } from '../../shared/principals';
 import { sessionClientId } from '../session-client';
+import { clientAddressText } from '../../key-policies/addresses';
 import type { TokenIssuer } from '../token-issuer';
 import type { OAuthTokenResponse } from '../tokens.responses';
 
@@ -45,6 +46,8 @@ export class RefreshGrant {
    * ID token. `dpopJkt`: the key of the request's DPoP proof, checked and spent (undefined: none).
    */
   async refresh(refreshToken: string, origin: RequestOrigin, request?: RefreshTokenRequest, dpopJkt?: string): Promise<OAuthTokenResponse> {
+    // A key's refresh token works only from an address its policy allows (contract, "Tokens follow the key").
+    const address = clientAddressText(origin.clientAddress);
     const claims = await this.signer.verify(refreshToken, 'Refresh');
     const bound = boundKeyOf(claims);
     // RFC 9449 §5: a bound session's refresh token is redeemed only with a proof by its key; refused before anything changes.
@@ -60,6 +63,7 @@ export class RefreshGrant {
       principalId: claims.sub,
       presentedJti: claims.jti,
       dpopJkt: bound ?? null,
+      address,
       origin,
     });
     if (!rotated) {
@@ -70,8 +74,15 @@ export class RefreshGrant {
       throw new UnauthorizedError('Invalid or expired refresh token');
     }
     const { principal, times, client } = rotated;
-    const subject = { type: principal.type, id: principal.principal_id, name: principal.name, role: principal.role };
-    const scope = heldScope(principal.role, principal.scope);
+    const subject = {
+      type: principal.type,
+      id: principal.principal_id,
+      name: principal.name,
+      role: principal.role,
+      permissions: principal.permissions,
+      notAfter: principal.not_after,
+    };
+    const scope = heldScope(principal.role, principal.scope, undefined, principal.permissions);
     return this.issuer.issue(
       subject,
       { id: claims.sid, refreshJti: next.newJti, times, now: next.now },
@@ -92,7 +103,7 @@ export class RefreshGrant {
     if (request.clientId !== undefined && request.clientId !== sessionClientId(grant, this.defaultClientId)) {
       throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
     }
-    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(heldScope(grant.role, grant.scope)))) {
+    if (request.scope !== undefined && !scopeWithin(request.scope, scopeWords(heldScope(grant.role, grant.scope, undefined, grant.permissions)))) {
       throw new OAuthError('invalid_scope', 'A refresh may keep or narrow the session\'s scope, not widen it');
     }
   }

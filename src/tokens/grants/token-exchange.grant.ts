@@ -4,6 +4,7 @@ import { nowSeconds, type IssuedClaims, type TokenSigner } from '../../signing-k
 import { DpopProofError, OAuthError, UnauthorizedError } from '../../shared/errors';
 import type { RequestOrigin } from '../../shared/audit-context';
 import { heldScope, scopeWords } from '../../shared/principals';
+import { clientAddressText } from '../../key-policies/addresses';
 import { ACCESS_TOKEN_TYPE, type TokenIssuer } from '../token-issuer';
 import type { OAuthTokenResponse } from '../tokens.responses';
 
@@ -75,14 +76,16 @@ export class TokenExchangeGrant {
       audience,
       scope,
       clientId,
+      // A key's token is exchanged only from an address its policy allows, as on every route of this service.
+      address: clientAddressText(origin.clientAddress),
       origin,
     });
     if (!live) throw invalidRequest(`The ${actor ? 'subject_token or actor_token' : 'subject_token'} is no longer valid`);
     // What the role and the session still hold now, as on every call with the subject token.
-    const held = heldScope(live.role, live.scope, scope);
+    const held = heldScope(live.role, live.scope, scope, live.permissions);
     if (held === '') throw new OAuthError('invalid_scope', 'The subject no longer holds any of the requested scope');
     return this.issuer.issueExchanged(
-      { type: live.type, id: live.principal_id, name: live.name, role: live.role },
+      { type: live.type, id: live.principal_id, name: live.name, role: live.role, permissions: live.permissions },
       { sessionId: subject.sid, now, notAfter: subject.exp, scope: held, clientId, audience, act: actOf(subject, actor), dpopJkt: request.dpopJkt },
     );
   }

@@ -25,6 +25,20 @@ describe('the audit trail records each security event', () => {
     request_id: res.headers['x-request-id'],
   });
 
+  /** The policy of a key created without one, as api_key.created records it (contract, "Key policies"). */
+  const defaultPolicy = {
+    expires_at: null,
+    enabled: true,
+    allowed_addresses: [],
+    permissions: [],
+    rate_limit: null,
+    credits: null,
+    max_idle_days: null,
+    created_at: expect.any(Number),
+    last_used: null,
+    disabled_reason: null,
+  };
+
   describe('API key changes', () => {
     it('when an admin creates a key, then api_key.created names the admin, the key, its role, the address and the request id', async () => {
       const appname = randomName('app');
@@ -39,7 +53,7 @@ describe('the audit trail records each security event', () => {
           actor: `user:${admin.username}`,
           appname,
           username: null,
-          details: { role: 'editor' },
+          details: { role: 'editor', policy: defaultPolicy },
         },
       ]);
     });
@@ -53,7 +67,7 @@ describe('the audit trail records each security event', () => {
 
       expect(res.status).toBe(201);
       expect(await eventsWhere(t, admin.token, { appname })).toEqual([
-        expect.objectContaining({ type: 'api_key.created', actor: `api_key:${creator.appname}`, appname, details: { role: null } }),
+        expect.objectContaining({ type: 'api_key.created', actor: `api_key:${creator.appname}`, appname, details: { role: null, policy: defaultPolicy } }),
       ]);
     });
 
@@ -201,7 +215,7 @@ describe('the audit trail records each security event', () => {
 
       expect(res.status).toBe(409);
       expect(await eventsWhere(t, admin.token, { appname: key.appname, type: 'api_key.created' })).toEqual([
-        expect.objectContaining({ details: { role: 'viewer' } }),
+        expect.objectContaining({ details: { role: 'viewer', policy: defaultPolicy } }),
       ]);
     });
 

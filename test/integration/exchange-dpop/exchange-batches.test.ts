@@ -27,6 +27,7 @@ describe('recordExchanges (token exchanges, many in one statement)', () => {
     audience: 'http://issuer.test',
     scope: 'api-keys:read',
     clientId: 'public',
+    address: '192.0.2.9',
     origin: { clientAddress: '192.0.2.9', requestId: randomUUID(), route: '/oauth2/token' },
   });
   const eventsOf = async (exchanges: ExchangeRecord[]) =>

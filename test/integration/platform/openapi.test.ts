@@ -3,6 +3,7 @@ import express from 'express';
 import request from 'supertest';
 import { createApiKeyBody, updateApiKeyBody } from '../../../src/api-keys/api-keys.schemas';
 import { apiKeyTokenBody, passwordTokenBody, refreshTokenBody } from '../../../src/tokens/tokens.schemas';
+import { putPolicyBody } from '../../../src/key-policies/policy.schemas';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../../src/openapi/openapi.document';
 import { inlineSchema } from '../../../src/http/openapi';
 import { startTestApp, type TestApp } from '../../helpers/app';
@@ -16,6 +17,7 @@ const ROUTES: Record<string, string[]> = {
   '/api/v1/api-keys': ['get', 'post'],
   '/api/v1/api-keys/{appname}': ['get', 'put', 'delete'],
   '/api/v1/api-keys/{appname}/regen': ['put'],
+  '/api/v1/api-keys/{appname}/policy': ['get', 'put'],
   '/api/v1/audit-events': ['get'],
   '/api/v1/webhooks': ['get', 'post'],
   '/api/v1/webhooks/{id}': ['get', 'put', 'delete'],
@@ -113,6 +115,8 @@ describe('OpenAPI document', () => {
         'v1_api_keys_appname_put',
         'v1_api_keys_appname_delete',
         'v1_api_keys_appname_regen_put',
+        'v1_api_keys_appname_policy_get',
+        'v1_api_keys_appname_policy_put',
       ]),
     );
   });
@@ -121,6 +125,7 @@ describe('OpenAPI document', () => {
     const expected = {
       CreateApiKeyBody: createApiKeyBody,
       UpdateApiKeyBody: updateApiKeyBody,
+      PutKeyPolicyBody: putPolicyBody,
       ApiKeyTokenBody: apiKeyTokenBody,
       PasswordTokenBody: passwordTokenBody,
       RefreshTokenBody: refreshTokenBody,

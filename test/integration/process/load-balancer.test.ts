@@ -253,6 +253,23 @@ const skip = (!installed && { what: LOAD_BALANCER, why: PROXIES_INSTALL_HINT }) 
     expect(await onEachInstance(() => exchange('lb-regen', appkey))).toEqual([401, 401, 401]);
   });
 
+  it('when 40 uses of a key with 15 credits and a rate limit of 25 land on the three instances at once, then exactly 15 succeed; its 26th use is rate limited', async () => {
+    const created = await call('POST', '/api/v1/api-keys', {
+      token: adminToken,
+      json: { appname: 'lb-policy', roles: ['viewer'], policy: { credits: { remaining: 15 }, rate_limit: { limit: 25, window_seconds: 86_400 } } },
+    });
+    expect(created.status).toBe(201);
+    const appkey = created.body.data!.appkey!;
+
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? exchange('lb-policy', appkey) : call('POST', '/oauth2/token', { form: { grant_type: 'client_credentials' }, basic: `lb-policy:${appkey}` }))));
+
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(15);
+    // Every use counted once, whichever instance took it: 25 allowed, the other 15 over the limit.
+    expect(replies.filter((r) => r.status === 429)).toHaveLength(15);
+    const policy = await call('GET', '/api/v1/api-keys/lb-policy/policy', { token: adminToken });
+    expect(policy.body.data).toMatchObject({ credits: { remaining: 0, refill: null } });
+  });
+
   it('when failed logins for one user are spread over the instances, then the limit counts them once: the next is 429 everywhere', async () => {
     const wrong = { username: admin.username, password: 'not-the-password' };
 

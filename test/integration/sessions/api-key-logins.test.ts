@@ -22,14 +22,14 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
   afterAll(() => t.close());
 
   async function stored(appname: string) {
-    const { rows } = await t.db.query<{ id: string; key_generation: number }>('SELECT id, key_generation FROM api_keys WHERE appname = $1', [
+    const { rows } = await t.db.query<{ id: string; key_generation: number; policy_version: number }>('SELECT id, key_generation, policy_version FROM api_keys WHERE appname = $1', [
       appname,
     ]);
     return rows[0]!;
   }
 
   async function loginOf(appname: string, overrides: Partial<ApiKeyLogin> = {}): Promise<ApiKeyLogin> {
-    const { id, key_generation } = await stored(appname);
+    const { id, key_generation, policy_version } = await stored(appname);
     const now = Math.floor(Date.now() / 1000);
     return {
       now,
@@ -42,6 +42,8 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
       origin: { clientAddress: '192.0.2.7', requestId: randomUUID(), route: '/api/v1/auth/token' },
       apiKeyId: id,
       keyGeneration: key_generation,
+      policyVersion: policy_version,
+      policyNow: Date.now() / 1000,
       jti: randomUUID(),
       jtiExpiresAt: now + 330,
       dpopProof: null,
@@ -59,9 +61,9 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
     const outcomes = await openApiKeySessions(t.db, logins);
 
     expect(outcomes).toEqual([
-      { opened: true, role: 'editor', times: { created_at: logins[0]!.now, refresh_expires_at: logins[0]!.now + 1800 } },
-      { opened: true, role: 'viewer', times: { created_at: logins[1]!.now, refresh_expires_at: logins[1]!.now + 1800 } },
-      { opened: true, role: 'editor', times: { created_at: logins[2]!.now, refresh_expires_at: logins[2]!.now + 1800 } },
+      { opened: true, role: 'editor', times: { created_at: logins[0]!.now, refresh_expires_at: logins[0]!.now + 1800 }, notAfter: null },
+      { opened: true, role: 'viewer', times: { created_at: logins[1]!.now, refresh_expires_at: logins[1]!.now + 1800 }, notAfter: null },
+      { opened: true, role: 'editor', times: { created_at: logins[2]!.now, refresh_expires_at: logins[2]!.now + 1800 }, notAfter: null },
     ]);
     expect(await sessionsOf(logins)).toBe(3);
     expect(await eventsOf(logins)).toBe(3);

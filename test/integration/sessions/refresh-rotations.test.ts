@@ -34,6 +34,7 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
       dpopJkt: null,
       newJti: randomUUID(),
       refreshTtlSeconds: 1800,
+      address: '192.0.2.8',
       origin: { clientAddress: '192.0.2.8', requestId: randomUUID(), route: '/api/auth/bearer/refresh' },
       ...overrides,
     };
@@ -50,7 +51,7 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
 
     expect(rotated).toEqual(
       rotations.map((r) => ({
-        principal: { session_id: r.sessionId, type: 'user', principal_id: r.principalId, name: user.username, role: 'editor', scope: null },
+        principal: { session_id: r.sessionId, type: 'user', principal_id: r.principalId, name: user.username, role: 'editor', scope: null, permissions: [], not_after: null },
         times: { created_at: expect.any(Number), refresh_expires_at: r.now + 1800 },
         client: { id: null, idToken: false },
       })),

@@ -39,7 +39,7 @@ onSharedServerOnly()('scopes follow the role at once, on every instance (Hardeni
 
   beforeAll(async () => {
     a = await startTestApp();
-    b = await startTestApp({}, a);
+    b = await startTestApp({}, { joining: a });
     rs = await startResourceServer(`${a.baseUrl}/.well-known/jwks.json`);
     adminToken = await tokenForRole(a, 'admin');
   });

@@ -1,0 +1,123 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, SessionEnded, describe, type ApiKey, type KeyPolicy } from './api';
+import { localDateTime } from './format';
+import { PolicyForm } from './policy-form';
+import { call, type User } from './session';
+import { statusOf, StatusBadge } from './key-status';
+
+const keyPath = (appname: string) => `/api/v1/api-keys/${encodeURIComponent(appname)}`;
+
+/** Editors manage keys up to editor; admins all (the API decides all the same). */
+function whyReadOnly(user: User, key: ApiKey): string | undefined {
+  if (user.role === 'admin') return undefined;
+  if (user.role === 'editor') return key.roles[0] === 'admin' ? 'Only admins can change the policy of an admin key.' : undefined;
+  return 'Only editors and admins can change a key\u2019s policy.';
+}
+
+type Loaded = { key: ApiKey; policy: KeyPolicy } | { error: string; notFound: boolean } | undefined;
+
+/** A key's own page, /console/keys/{appname}: what the key is, when it was made and last used, and its policy. */
+export function KeyPage(props: { user: User; appname: string; onBack: () => void }) {
+  const { user, appname } = props;
+  const [loaded, setLoaded] = useState<Loaded>();
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    let current = true;
+    setLoaded(undefined);
+    Promise.all([call<{ data: ApiKey }>('GET', keyPath(appname)), call<{ data: KeyPolicy }>('GET', `${keyPath(appname)}/policy`)])
+      .then(([key, policy]) => current && setLoaded({ key: key.data, policy: policy.data }))
+      .catch((err: unknown) => {
+        if (!current || err instanceof SessionEnded) return;
+        setLoaded({ error: describe(err), notFound: err instanceof ApiError && err.status === 404 });
+      });
+    return () => {
+      current = false;
+    };
+  }, [appname, attempt]);
+
+  const back = (
+    <a
+      href="/console/"
+      class="back"
+      onClick={(event) => {
+        if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+        event.preventDefault();
+        props.onBack();
+      }}
+    >
+      ← All keys
+    </a>
+  );
+
+  if (!loaded) {
+    return (
+      <section class="page" aria-busy="true">
+        {back}
+        <p class="table-state">Loading {appname}…</p>
+      </section>
+    );
+  }
+  if ('error' in loaded) {
+    return (
+      <section class="page">
+        {back}
+        <div class="banner banner-error" role="alert">
+          <span>{loaded.notFound ? `There is no key named “${appname}”.` : loaded.error}</span>
+          {!loaded.notFound && (
+            <button type="button" class="button" onClick={() => setAttempt((n) => n + 1)}>
+              Try again
+            </button>
+          )}
+        </div>
+      </section>
+    );
+  }
+
+  const { key, policy } = loaded;
+  const reason = whyReadOnly(user, key);
+  return (
+    <section class="page" aria-labelledby="key-title">
+      {back}
+      <div class="page-head">
+        <h1 id="key-title" class="mono">
+          {key.appname}
+        </h1>
+        <StatusBadge status={statusOf(policy)} />
+        <span class={`role role-${key.roles[0] ?? 'none'}`}>{key.roles[0] ?? 'none'}</span>
+      </div>
+      {key.description && <p class="muted">{key.description}</p>}
+      <dl class="key-facts">
+        <div>
+          <dt>Created</dt>
+          <dd>{localDateTime(policy.created_at)}</dd>
+        </div>
+        <div>
+          <dt>Last used</dt>
+          <dd>{policy.last_used === null ? <span class="muted">never</span> : localDateTime(policy.last_used)}</dd>
+        </div>
+        <div>
+          <dt>Last login</dt>
+          <dd>{key.last_login === null ? <span class="muted">never</span> : `${localDateTime(key.last_login)} from ${key.last_ip ?? 'unknown'}`}</dd>
+        </div>
+        {policy.disabled_reason && (
+          <div>
+            <dt>Turned off</dt>
+            <dd>{DISABLED_REASONS[policy.disabled_reason]}</dd>
+          </div>
+        )}
+      </dl>
+      <section class="panel" aria-labelledby="policy-title">
+        <h2 id="policy-title">Policy</h2>
+        <PolicyForm appname={key.appname} policy={policy} editable={reason === undefined} reason={reason} onSaved={(saved) => setLoaded({ key, policy: saved })} />
+      </section>
+    </section>
+  );
+}
+
+const DISABLED_REASONS: Record<NonNullable<KeyPolicy['disabled_reason']>, string> = {
+  manual: 'by hand',
+  idle: 'unused for longer than its max idle days',
+  leaked: 'reported as leaked',
+  holder: 'by its holder',
+};
