@@ -4,29 +4,32 @@ import { preparedStatement, type Database, type Queryable } from '../db/database
 import { PROOF_WINDOW_SECONDS, type CheckedProof } from './proof-check';
 
 /**
- * Records the proofs of one batch, each once: a digest already recorded whose record has not yet
- * ended is left as it is and not returned (the proof was presented before); one whose record ended
- * but was not yet pruned is a new proof that happens to reuse an old jti, and is recorded again.
+ * Records the proofs of one batch, each once: a digest already recorded is left as it is and not
+ * returned (the proof was presented before), however old its record: a record is only ever removed
+ * by pruning, once its proof can no longer pass the iat check, so no clock decides a replay here.
  */
 const SPEND_PROOFS = preparedStatement(
   'dpop.spend-proofs',
   `INSERT INTO dpop_proof_jtis (digest, expires_at)
    SELECT digest, to_timestamp(expires_at) FROM unnest($1::bytea[], $2::float8[]) AS proof(digest, expires_at)
-   ON CONFLICT (digest) DO UPDATE SET expires_at = excluded.expires_at WHERE dpop_proof_jtis.expires_at < now()
+   ON CONFLICT (digest) DO NOTHING
    RETURNING digest`,
 );
 
 /** A proof's replay record: its key (one key's jti, hashed: a jti is the client's choice, of any length up to 256) and its end. */
 export interface DpopProofRecord {
   digest: Buffer;
-  /** Unix seconds: the proof's iat plus PROOF_WINDOW_SECONDS, the end of its acceptable life. */
+  /**
+   * Unix seconds: the end of the proof's acceptable life, its iat plus PROOF_WINDOW_SECONDS and the
+   * second more that the check's whole-second clock still accepts; pruning adds CLOCK_TOLERANCE.
+   */
   expiresAt: number;
 }
 
 /** The replay record of a checked proof, for a statement that spends it as part of its own work (an API key's login). */
 export const replayRecordOf = (proof: CheckedProof): DpopProofRecord => ({
   digest: createHash('sha256').update(`${proof.jkt}.${proof.jti}`).digest(),
-  expiresAt: proof.iat + PROOF_WINDOW_SECONDS,
+  expiresAt: proof.iat + PROOF_WINDOW_SECONDS + 1,
 });
 
 type Spend = DpopProofRecord;

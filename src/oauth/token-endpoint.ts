@@ -9,6 +9,7 @@ import type { RequestTokenRules } from '../tokens/request-token';
 import type { OAuthTokenResponse } from '../tokens/tokens.responses';
 import { AppError, DpopProofError, LoginRefusedError, OAuthError, UnauthorizedError } from '../shared/errors';
 import type { RequestOrigin } from '../shared/audit-context';
+import { claimedAppname } from '../tokens/request-token';
 import { clientAuthenticationOf, type ClientAuthentication } from './client-authentication';
 import { checkedScope, required, tokenParametersOf, type TokenParameters } from './token-request';
 
@@ -103,8 +104,16 @@ export class TokenEndpoint {
   /** RFC 7523 §2.1: a request token as the grant; the same as the API-key route, refresh token included. */
   private async jwtBearer({ parameters, client, scope, origin, proof }: GrantRequest) {
     const assertion = required(parameters, 'assertion');
-    // The assertion names its key; a client_id beside it is the client libraries' habit, not a claim to check.
-    if (client.method !== 'none') await verifiedClient(this.deps.clients, client, origin);
+    // The assertion names its key; a client_id beside it is the client libraries' habit, not a claim to
+    // check. Credentials sent must be right; the key that is its own client is judged and charged once,
+    // by its login below.
+    if (client.method === 'client_secret_basic' || client.method === 'client_secret_post') {
+      const sameKey = client.clientId === claimedAppnameOrUndefined(assertion);
+      const basic = client.method === 'client_secret_basic';
+      await refusedAs('invalid_client', () => (sameKey ? this.deps.clients.confirmSecret(client.clientId, client.secret, origin) : this.deps.clients.verify(client.clientId, client.secret, origin)), basic);
+    } else if (client.method !== 'none') {
+      await verifiedClient(this.deps.clients, client, origin);
+    }
     const credential = { requestToken: assertion, rules: this.deps.assertionRules };
     return refusedAs('invalid_grant', () => this.deps.apiKey.login(null, credential, origin, { scope, refreshToken: true, idToken: false, dpop: proof }));
   }
@@ -181,6 +190,15 @@ export async function verifiedClient(clients: ClientSecrets, client: ClientAuthe
   if (client.method === 'client_secret_jwt') throw new OAuthError('invalid_request', 'client_assertion is accepted with grant_type=client_credentials only');
   const basic = client.method === 'client_secret_basic';
   return refusedAs('invalid_client', () => clients.verify(client.clientId, client.secret, origin), basic);
+}
+
+/** The appname a request token claims, or undefined when it is malformed (its login refuses it then). */
+function claimedAppnameOrUndefined(token: string): string | undefined {
+  try {
+    return claimedAppname(token);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ export interface ExchangeRecord {
 }
 
 /** The subject's live principal, with what its key's policy says of its tokens ([] and null for a user). */
-export type ExchangedPrincipal = LivePrincipalRow & Pick<LiveKeyPolicy, 'permissions'>;
+export type ExchangedPrincipal = LivePrincipalRow & Pick<LiveKeyPolicy, 'permissions' | 'not_after'>;
 
 const EXCHANGE_COLUMNS: UnnestColumn<ExchangeRecord>[] = [
   { name: 'session_id', type: 'uuid', of: (e) => e.sessionId },
@@ -42,7 +42,7 @@ const EXCHANGE_COLUMNS: UnnestColumn<ExchangeRecord>[] = [
  * The token exchanges of a batch (RFC 8693), in one statement and one commit: for each, the subject
  * token's session and principal, only while all of it is live (the liveness check of every bearer
  * call), and, when an actor token was sent, only while the actor's session and principal are live
- * too, and a key subject's policy allows the caller's address; then the event, recorded exactly
+ * too, and the policies of a key subject and of a key actor allow the caller's address; then the event, recorded exactly
  * when the exchange goes ahead. Nothing else is written: the
  * new token lives in the subject's session. One row back per exchange, its principal or nulls.
  */
@@ -51,13 +51,14 @@ const EXCHANGE = preparedStatement(
   `WITH req AS (
      ${unnestRows(EXCHANGE_COLUMNS)}
    ), subject AS (${livePrincipalsWhere('s.id IN (SELECT session_id FROM req)', { keyPolicy: true })}
-   ), actor AS (${livePrincipalsWhere('s.id IN (SELECT actor_session_id FROM req WHERE actor_session_id IS NOT NULL)')}
+   ), actor AS (${livePrincipalsWhere('s.id IN (SELECT actor_session_id FROM req WHERE actor_session_id IS NOT NULL)', { keyPolicy: true })}
    ), granted AS (
-     SELECT req.*, subject.type, subject.name, subject.role, subject.scope, subject.permissions
+     SELECT req.*, subject.type, subject.name, subject.role, subject.scope, subject.permissions, subject.not_after
        FROM req JOIN subject ON subject.session_id = req.session_id AND subject.principal_id = req.principal_id
       WHERE ${addressAllowed('subject.networks', 'req.address')}
         AND (req.actor_session_id IS NULL
-         OR EXISTS (SELECT 1 FROM actor WHERE actor.session_id = req.actor_session_id AND actor.principal_id = req.actor_principal_id))
+         OR EXISTS (SELECT 1 FROM actor WHERE actor.session_id = req.actor_session_id AND actor.principal_id = req.actor_principal_id
+                       AND ${addressAllowed('actor.networks', 'req.address')}))
    ), audit AS (
      ${auditInsertFrom('(SELECT * FROM granted ORDER BY ord) AS granted', {
        type: 'token.exchanged',
@@ -67,7 +68,7 @@ const EXCHANGE = preparedStatement(
                                     'client_id', granted.client_id, 'actor_sub', granted.actor_principal_id)`,
      })}
    )
-   SELECT granted.session_id, granted.type, granted.principal_id, granted.name, granted.role, granted.scope, granted.permissions
+   SELECT granted.session_id, granted.type, granted.principal_id, granted.name, granted.role, granted.scope, granted.permissions, granted.not_after
      FROM req LEFT JOIN granted USING (ord)
     ORDER BY req.ord`,
 );

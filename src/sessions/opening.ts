@@ -180,10 +180,10 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
      -- The same DPoP proof twice in one batch: only the first may spend it.
      SELECT DISTINCT ON (dpop_digest) ord, dpop_digest, dpop_expires_at FROM permitted WHERE dpop_digest IS NOT NULL ORDER BY dpop_digest, ord
    ), spent AS (
-     -- As dpop/proof-replay.ts spends a proof: a record still running refuses it; an ended one not yet pruned is renewed.
+     -- As dpop/proof-replay.ts spends a proof: any record of it refuses it, until pruning forgets a proof too old to pass.
      INSERT INTO dpop_proof_jtis (digest, expires_at)
      SELECT dpop_digest, to_timestamp(dpop_expires_at) FROM proof_first
-     ON CONFLICT (digest) DO UPDATE SET expires_at = excluded.expires_at WHERE dpop_proof_jtis.expires_at < now()
+     ON CONFLICT (digest) DO NOTHING
      RETURNING digest
    ), proven AS (
      SELECT permitted.* FROM permitted

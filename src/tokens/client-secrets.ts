@@ -35,9 +35,28 @@ export class ClientSecrets {
   ) {}
 
   verify(clientId: string, secret: string, origin: RequestOrigin): Promise<AuthenticatedClient> {
+    const authentication = this.admissions.begin(origin);
+    return this.proved(clientId, secret, origin, (key, secretOf) => this.authenticate(key, secretOf, authentication));
+  }
+
+  /**
+   * The secret checked, and nothing more: for a request whose grant is itself an authentication of the
+   * same key (jwt-bearer by the key as its own client), which judges and charges the key once. The
+   * answer has no role: it is not read.
+   */
+  confirmSecret(clientId: string, secret: string, origin: RequestOrigin): Promise<AuthenticatedClient> {
+    return this.proved(clientId, secret, origin, async (key) => (provedBy(key, { secret }) ? { id: key.id, appname: key.appname, role: null } : undefined));
+  }
+
+  /** The uniform refusals (recorded as login.failed) around `attempt`, which answers undefined for a wrong secret or a changed key. */
+  private proved(
+    clientId: string,
+    secret: string,
+    origin: RequestOrigin,
+    attemptWith: (key: KeyAppkeys, secret: string) => Promise<AuthenticatedClient | undefined>,
+  ): Promise<AuthenticatedClient> {
     return recordingRefusals(this.db, origin, () => ({ appname: clientId }), async () => {
-      const authentication = this.admissions.begin(origin);
-      const attempt = await this.appkeys.withValidAppkeys(clientId, (key) => this.authenticate(key, secret, authentication));
+      const attempt = await this.appkeys.withValidAppkeys(clientId, (key) => attemptWith(key, secret));
       if (!attempt.found) {
         spendProofWork(clientId, { secret });
         throw new LoginRefusedError('Invalid client credentials', 'unknown_api_key');

@@ -76,6 +76,7 @@ export class WebhookDispatcher {
     private readonly options: DispatcherOptions = {},
   ) {
     this.sender = new WebhookSender(settings, options.resolve ?? systemResolve);
+    // A send takes at most WEBHOOK_TIMEOUT_MS (the sender's one deadline), and none starts that could outlive the lease.
     this.leaseMs = 2 * settings.timeoutMs + 5_000;
   }
 

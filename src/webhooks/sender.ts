@@ -18,11 +18,9 @@ function causes(err: unknown): { code?: string; name?: string }[] {
 
 /**
  * POSTs messages with undici: kept-alive connections per receiver, no redirect ever followed (undici's
- * request follows none), WEBHOOK_TIMEOUT_MS for connecting, for the answer's headers once the
- * message is sent, and between chunks of the answer (undici's own timers, rather than an
- * AbortSignal and a timer of our own per attempt), and,
- * unless insecure, every connection made to an address that was resolved and checked public in the
- * same step (checkedLookup), after the URL itself was checked again.
+ * request follows none), WEBHOOK_TIMEOUT_MS for the whole attempt, and, unless insecure, every
+ * connection made to an address that was resolved and checked public in the same step
+ * (checkedLookup), after the URL itself was checked again.
  */
 export class WebhookSender {
   /** Made at the first send: undici is loaded only by an instance that has messages to send (docs/performance.md, "memory"). */
@@ -55,14 +53,19 @@ export class WebhookSender {
       throw err;
     }
     const { agent, request } = await this.connect();
+    // One deadline for the whole attempt (resolving, connecting, sending, the answer's headers and
+    // body): undici's own timers restart at each stage and each chunk, so a receiver that trickles its
+    // answer could hold an attempt, and the dispatcher's lease, for as long as it liked.
+    const deadline = AbortSignal.timeout(this.settings.timeoutMs);
     try {
-      const answer = await request(url, { method: 'POST', headers, body, dispatcher: agent });
-      await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
+      const answer = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal: deadline });
+      // The status is the outcome; the body is read (so the connection can be kept) only within the deadline.
+      await answer.body.dump({ limit: MAX_ANSWER_BYTES, signal: deadline }).catch(() => undefined);
       return { statusCode: answer.statusCode };
     } catch (err) {
       const chain = causes(err);
       if (chain.some((e) => e.code === 'WEBHOOK_ADDRESS_REFUSED')) return { error: 'address_refused' };
-      if (chain.some((e) => TIMEOUT_CODES.has(e.code ?? ''))) return { error: 'timeout' };
+      if (deadline.aborted || chain.some((e) => TIMEOUT_CODES.has(e.code ?? ''))) return { error: 'timeout' };
       return { error: 'network_error' };
     }
   }

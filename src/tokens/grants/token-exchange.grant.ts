@@ -61,6 +61,13 @@ export class TokenExchangeGrant {
     const audience = this.audienceOf(request.target);
     const subject = await this.verified('subject_token', request.subjectToken, request.subjectTokenType, request.dpopJkt);
     const actor = request.actorToken === undefined ? undefined : await this.verified('actor_token', request.actorToken, request.actorTokenType, request.dpopJkt);
+    // A token for another audience is that audience's: exchanged again, it may only narrow for the
+    // same audience, never come back as a token for this service or go on to a third.
+    if (subject.aud !== this.audiences.audience && subject.aud !== audience) {
+      throw new OAuthError('invalid_target', 'A token for another audience may only be exchanged for that same audience');
+    }
+    // An actor proves who acts with a token of its own for this service, not one handed to another.
+    if (actor && actor.aud !== this.audiences.audience) throw invalidRequest('The actor_token must be an access token for this service');
 
     const now = nowSeconds();
     // Refused before anything is written, so the new token has at least a second of life.
@@ -86,7 +93,8 @@ export class TokenExchangeGrant {
     if (held === '') throw new OAuthError('invalid_scope', 'The subject no longer holds any of the requested scope');
     return this.issuer.issueExchanged(
       { type: live.type, id: live.principal_id, name: live.name, role: live.role, permissions: live.permissions },
-      { sessionId: subject.sid, now, notAfter: subject.exp, scope: held, clientId, audience, act: actOf(subject, actor), dpopJkt: request.dpopJkt },
+      // Never past the subject token, nor past its key's expiry as the database holds it now.
+      { sessionId: subject.sid, now, notAfter: Math.min(subject.exp, live.not_after ?? Infinity), scope: held, clientId, audience, act: actOf(subject, actor), dpopJkt: request.dpopJkt },
     );
   }
 

@@ -75,6 +75,17 @@ describe('DPoP-bound access tokens on this service’s routes (RFC 9449 §7)', (
     refusedProof(await dpopCall(t, 'get', path, token, key, { proof }), 'used before');
   });
 
+  it('when a proof at the very end of its window (iat 60 s ago) is presented again and again, then only its first use passes (review finding)', async () => {
+    // Just after a second begins, so every use falls in the last second the iat check still accepts.
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+    const proof = await key.proof('GET', `${ISSUER}${path}`, { accessToken: token, iatOffset: -60 });
+
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await dpopCall(t, 'get', path, token, key, { proof })).status);
+
+    expect(statuses).toEqual([200, 401, 401]);
+  });
+
   it('when the proof is for another URL or another method, then 401 invalid_dpop_proof', async () => {
     refusedProof(await dpopCall(t, 'get', path, token, key, { htu: `${ISSUER}/api/v1/api-keys` }), 'another URI');
     refusedProof(await dpopCall(t, 'get', path, token, key, { htu: `http://127.0.0.1${path}` }), 'another URI');

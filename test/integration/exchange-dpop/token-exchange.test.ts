@@ -162,6 +162,30 @@ describe('POST /oauth2/token: token exchange (RFC 8693)', () => {
       expect(await introspected(billing)).toEqual(expect.objectContaining({ active: true, aud: BILLING }));
     });
 
+    it('when a token for another audience is exchanged again, then only for that same audience: never back to this service, nor on to a third (review finding)', async () => {
+      const billing = (await exchange({ subject_token: adminToken, audience: BILLING })).body.access_token as string;
+
+      const back = await exchange({ subject_token: billing });
+      const backNamed = await exchange({ subject_token: billing, audience: 'http://issuer.test' });
+      const onward = await exchange({ subject_token: billing, audience: REPORTS });
+      const narrower = await exchange({ subject_token: billing, audience: BILLING, scope: 'api-keys:read' });
+
+      expectOAuthError(back, 400, 'invalid_target');
+      expectOAuthError(backNamed, 400, 'invalid_target');
+      expectOAuthError(onward, 400, 'invalid_target');
+      expect(narrower.status).toBe(200);
+      expect(claimsOf(narrower.body.access_token)).toEqual(expect.objectContaining({ aud: BILLING, scope: 'api-keys:read' }));
+    });
+
+    it('when the actor token is one for another audience, then invalid_request: an actor proves itself with a token for this service', async () => {
+      const actorToken = (await tokenRequestWith(t, { grant_type: 'client_credentials' }, serviceAuth())).body.access_token as string;
+      const actorForBilling = (await exchange({ subject_token: actorToken, audience: BILLING })).body.access_token as string;
+
+      const res = await exchange({ subject_token: adminToken, actor_token: actorForBilling, actor_token_type: ACCESS_TOKEN_TYPE });
+
+      expectOAuthError(res, 400, 'invalid_request', { message: 'actor_token' });
+    });
+
     it('when the subject’s session is revoked, then the exchanged token stops working and is inactive', async () => {
       const subject = await loginToken();
       const exchanged = (await exchange({ subject_token: subject, scope: 'api-keys:read' })).body.access_token as string;

@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { signRequestToken } from '../../helpers/tokens';
-import { basic, createKeyWithPolicy, getPolicy, keyRow } from './support';
+import { basic, createKeyWithPolicy, getPolicy, JWT_BEARER, keyRow } from './support';
 
 const exchange = (t: TestApp, key: { appname: string; appkey: string }) => t.http().post('/api/v1/auth/token').send({ jwt: signRequestToken(key.appname, key.appkey) });
 const introspectAs = (t: TestApp, key: { appname: string; appkey: string }) =>
@@ -111,5 +111,34 @@ describe('key policies: credits refill across a day and a month (the policies\' 
     at = utc(2031, 5, 9, 10);
 
     expect((await getPolicy(t, key.appname)).credits).toEqual({ remaining: 3, refill: { amount: 3, interval: 'day' } });
+  });
+});
+
+/** Review finding: a request authenticates its key once, however many of its parts name that key. */
+describe('key policies: a jwt-bearer grant by the key as its own client costs one credit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const jwtBearer = (key: { appname: string; appkey: string }, secret: string) =>
+    t
+      .http()
+      .post('/oauth2/token')
+      .type('form')
+      .set('Authorization', basic(key.appname, secret))
+      .send({ grant_type: JWT_BEARER, assertion: signRequestToken(key.appname, key.appkey) });
+
+  it('when the key signs the assertion and authenticates as the client, then one credit and one count of its rate limit are spent; a wrong secret beside it is invalid_client and spends nothing', async () => {
+    const key = await createKeyWithPolicy(t, { credits: { remaining: 3 }, rate_limit: { limit: 2, window_seconds: 3600 } });
+
+    const first = await jwtBearer(key, key.appkey);
+    const wrong = await jwtBearer(key, `${key.appkey}x`);
+    const second = await jwtBearer(key, key.appkey);
+
+    expect([first.status, wrong.status, second.status]).toEqual([200, 401, 200]);
+    expect(wrong.body.error).toBe('invalid_client');
+    expect((await getPolicy(t, key.appname)).credits).toEqual({ remaining: 1, refill: null });
   });
 });

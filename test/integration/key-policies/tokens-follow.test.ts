@@ -90,6 +90,19 @@ describe('key policies: tokens follow the key', () => {
     ]);
     expect(rows[0]!.ends).toBeLessThanOrEqual(soon);
   });
+
+  it('when a PUT brings a key\'s expiry forward, then a token exchanged from its token afterwards does not outlive it either (review finding)', async () => {
+    const key = await createKeyWithPolicy(t, {});
+    const cc = await t.http().post('/oauth2/token').type('form').send({ grant_type: 'client_credentials', client_id: key.appname, client_secret: key.appkey });
+    const soon = nowSeconds() + 60;
+
+    await putPolicy(t, key.appname, { expires_at: soon });
+    const exchanged = await t.http().post('/oauth2/token').type('form').send({ grant_type: TOKEN_EXCHANGE, subject_token: cc.body.access_token, subject_token_type: ACCESS_TOKEN_TYPE });
+
+    expect(exchanged.status).toBe(200);
+    expect(claimsOf(exchanged.body.access_token as string).exp).toBeLessThanOrEqual(soon);
+    expect(exchanged.body.expires_in).toBeLessThanOrEqual(60);
+  });
 });
 
 /**
@@ -157,6 +170,27 @@ describe('key policies: allowed addresses behind TRUST_PROXY', () => {
     expect(outside.status).toBe(400);
     expect(outside.body.error).toBe('invalid_request');
     expect(inside.status).toBe(200);
+  });
+
+  it('when a key\'s token is the actor_token of an exchange from an address outside its list, then the exchange is refused as for a subject (review finding)', async () => {
+    const key = await createKeyWithPolicy(t, { allowed_addresses: ['203.0.113.0/24'] });
+    const actor = ((await exchange(key, '203.0.113.9')).body as TokenResponse).access_token;
+    const subject = await tokenForRole(t, 'viewer');
+    const exchangeFrom = (address: string) =>
+      t
+        .http()
+        .post('/oauth2/token')
+        .type('form')
+        .set(from(address))
+        .send({ grant_type: TOKEN_EXCHANGE, subject_token: subject, subject_token_type: ACCESS_TOKEN_TYPE, actor_token: actor, actor_token_type: ACCESS_TOKEN_TYPE });
+
+    const outside = await exchangeFrom('198.51.100.9');
+    const inside = await exchangeFrom('203.0.113.10');
+
+    expect(outside.status).toBe(400);
+    expect(outside.body.error).toBe('invalid_request');
+    expect(inside.status).toBe(200);
+    expect(claimsOf(inside.body.access_token as string).act).toEqual({ sub: claimsOf(actor).sub });
   });
 
   it('when the list changes, then a token already issued follows the new list at its next call', async () => {

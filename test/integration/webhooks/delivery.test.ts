@@ -115,6 +115,19 @@ describe('webhook delivery: signed messages, retries, redirects, order', () => {
     expect(logged).toMatchObject({ attempts: 2, last_status_code: 200 });
   });
 
+  it('when the receiver answers 200 but trickles its body for longer than the timeout, then the attempt ends within WEBHOOK_TIMEOUT_MS, delivered by its status (review finding)', async () => {
+    const r = await receiver(() => ({ trickle: { everyMs: 300, bytes: 12 } }));
+    const endpoint = await createEndpoint(t, admin, { url: r.url, events: ['api_key.created'] });
+
+    await createApiKey(t);
+    const [first] = await r.waitFor(1);
+    await eventually(async () => (await deliveriesOf(t, admin, endpoint.id))[0]?.status === 'delivered', 8_000, 'delivered');
+
+    // Recorded before the 3.6 s trickle ended: the 1 s deadline cut the body's reading short.
+    expect(Date.now() - first!.at).toBeLessThan(2_500);
+    expect((await deliveriesOf(t, admin, endpoint.id))[0]).toMatchObject({ attempts: 1, last_status_code: 200 });
+  });
+
   it('when the connection fails (nothing listens, or the receiver drops it), then each attempt is a network error, retried, then failed', async () => {
     const dropping = await receiver(() => ({ drop: true }));
     const dropped = await createEndpoint(t, admin, { url: dropping.url, events: ['api_key.created'] });

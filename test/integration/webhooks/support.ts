@@ -14,7 +14,8 @@ export interface Received {
 }
 
 /** How the receiver answers one request: a status (default 200), or a delay before it, or a dropped connection. */
-export type Answer = { status?: number; delayMs?: number; headers?: Record<string, string>; drop?: boolean };
+/** How to answer: a status after a delay; `drop` the connection; or `trickle` a 200's body a byte at a time. */
+export type Answer = { status?: number; delayMs?: number; headers?: Record<string, string>; drop?: boolean; trickle?: { everyMs: number; bytes: number } };
 
 export interface Receiver {
   url: string;
@@ -66,6 +67,19 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({})): Pr
       const a = receiver.answer(got);
       if (a.drop) {
         req.socket.destroy();
+        return;
+      }
+      if (a.trickle) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        let sent = 0;
+        const drip = setInterval(() => {
+          if (res.destroyed || ++sent > a.trickle!.bytes) {
+            clearInterval(drip);
+            if (!res.destroyed) res.end();
+            return;
+          }
+          res.write('.');
+        }, a.trickle.everyMs);
         return;
       }
       setTimeout(() => {
