@@ -76,7 +76,8 @@ await run({
       actor: claimsOf(own.access_token),
       narrowed: { ...described(narrowed), issued_token_type: narrowed.issued_token_type },
       delegated: { ...described(delegated), issued_token_type: delegated.issued_token_type },
-      widened: await outcome(() => exchange(as, { subject_token: narrowed.access_token, scope: 'api-keys:read api-keys:write' })),
+      // The narrowed token is for the downstream audience, so it can be exchanged again only for that audience.
+      widened: await outcome(() => exchange(as, { subject_token: narrowed.access_token, scope: 'api-keys:read api-keys:write', resource: env('DOWNSTREAM_AUDIENCE') })),
     };
   },
 });
