@@ -12,6 +12,7 @@ import {
 import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from './api-keys.responses';
 import { putPolicyBody } from '../key-policies/policy.schemas';
+import { importApiKeysBody, MAX_IMPORTED_KEYS } from './key-import.schemas';
 import { keyPolicy, keyPolicyEnvelope } from '../key-policies/policy.responses';
 
 /** A key operation: bearer token required, authenticated before anything else. */
@@ -44,7 +45,7 @@ function regenQueryParameters() {
   });
 }
 
-/** The eight operations of apiKeysRouter, mounted at PATHS.apiKeys. */
+/** The nine operations of apiKeysRouter, mounted at PATHS.apiKeys. */
 export function describeApiKeyRoutes(): RoutesDescription {
   return {
     paths: {
@@ -57,6 +58,18 @@ export function describeApiKeyRoutes(): RoutesDescription {
           requestBody: jsonBody('CreateApiKeyBody', 'The new key; the service generates its appkey.'),
           responses: {
             201: ok('The key, with its appkey (shown only now).', 'ApiKeyWithAppkeyEnvelope'),
+            ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'Conflict', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+          },
+        }),
+      },
+      [`${PATHS.apiKeys}/import`]: {
+        post: keyOperation('v1_api_keys_import_post', 'Import API keys from another system (admins only; all or nothing)', {
+          requestBody: jsonBody(
+            'ImportApiKeysBody',
+            `1 to ${MAX_IMPORTED_KEYS} keys, each known by the SHA-256 (hex) of the key as its holders send it; up to 1 MiB. An imported key works where its secret itself is presented (client_secret_basic, client_secret_post, verification, self-revocation), not by a signature, until a regen.`,
+          ),
+          responses: {
+            201: ok('The imported keys, in the order given (no appkey: the service never held them).', 'ApiKeyListEnvelope'),
             ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'Conflict', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
           },
         }),
@@ -99,7 +112,7 @@ export function describeApiKeyRoutes(): RoutesDescription {
         }),
       },
     },
-    requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody, PutKeyPolicyBody: putPolicyBody },
+    requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody, PutKeyPolicyBody: putPolicyBody, ImportApiKeysBody: importApiKeysBody },
     responseSchemas: {
       KeyPolicy: keyPolicy,
       KeyPolicyEnvelope: keyPolicyEnvelope,
