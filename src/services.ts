@@ -166,6 +166,6 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     keyImports: new KeyImportService(db, policySettings, importedKeys),
     importedKeys,
     selfRevocation: new SelfRevocation(db, clock),
-    secretScanning: new SecretScanning(db, new GithubPublicKeys(config.secretScanning.keysUrl), config.secretScanning.leakedKeyAction, clock),
+    secretScanning: new SecretScanning(db, new GithubPublicKeys(config.secretScanning.keysUrl, () => clock() * 1000), config.secretScanning.leakedKeyAction, clock),
   };
 }
