@@ -32,7 +32,7 @@ export class KeyImportService {
     if (!allows.administer(principal)) throw forbidden();
     const now = this.policies.clock();
     // Every policy checked before anything is written: a bad one is a 400 naming it.
-    const policies = input.keys.map((key, i) => newPolicy(key.policy, { now, maxLifetimeDays: this.policies.maxLifetimeDays, at: `body.keys[${i}].policy` }));
+    const policies = input.keys.map((key, i) => newPolicy(key.policy, { now, maxLifetimeDays: this.policies.maxLifetimeDays, at: `body.keys.${i}.policy` }));
     assertNoDuplicates(input);
     const ctx = contextOf(principal, origin);
     const created = await this.db.withTransaction(async (tx) => {
@@ -46,7 +46,7 @@ export class KeyImportService {
           keyDigest: Buffer.from(key.digest, 'hex'),
           keyCiphertext: null,
         }).catch((err: unknown) => {
-          throw err instanceof AppError && err.status === 409 ? conflict(`body.keys[${i}]: ${err.message}`) : err;
+          throw err instanceof AppError && err.status === 409 ? conflict(`body.keys.${i}: ${err.message}`) : err;
         });
         await writePolicy(tx, row.id, policies[i]!, now);
         const stored = (await findPolicyRecord(tx, row.appname, now))!;
@@ -66,9 +66,9 @@ function assertNoDuplicates(input: ImportApiKeysInput): void {
   const digests = new Map<string, number>();
   for (const [i, key] of input.keys.entries()) {
     const sameName = appnames.get(key.appname);
-    if (sameName !== undefined) throw conflict(`body.keys[${i}].appname: the same as body.keys[${sameName}].appname`);
+    if (sameName !== undefined) throw conflict(`body.keys.${i}.appname: the same as body.keys.${sameName}.appname`);
     const sameDigest = digests.get(key.digest);
-    if (sameDigest !== undefined) throw conflict(`body.keys[${i}].digest: the same as body.keys[${sameDigest}].digest`);
+    if (sameDigest !== undefined) throw conflict(`body.keys.${i}.digest: the same as body.keys.${sameDigest}.digest`);
     appnames.set(key.appname, i);
     digests.set(key.digest, i);
   }
