@@ -36,18 +36,18 @@ export class SecretScanning {
   /** 401 unless the signature holds; 503 when the key it names cannot be learnt now (GitHub retries). */
   async checkSignature(raw: Buffer, { identifier, signature }: ReportSignature): Promise<void> {
     if (!identifier || !signature || identifier.length > 200 || !/^[A-Za-z0-9+/]+={0,2}$/.test(signature)) {
-      throw new UnauthorizedError('Github-Public-Key-Identifier and Github-Public-Key-Signature are required');
+      throw new UnauthorizedError('Github-Public-Key-Identifier and Github-Public-Key-Signature are required', false);
     }
     const found = await this.keys.keyFor(identifier);
     if ('unavailable' in found) throw new AppError('ServiceUnavailable', "GitHub's secret scanning keys cannot be fetched now; try again later");
-    if ('unknown' in found) throw new UnauthorizedError('Unknown Github-Public-Key-Identifier');
+    if ('unknown' in found) throw new UnauthorizedError('Unknown Github-Public-Key-Identifier', false);
     let holds = false;
     try {
       holds = verify('sha256', raw, { key: found.key, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
     } catch {
       // A signature that is not DER at all: refused like a wrong one.
     }
-    if (!holds) throw new UnauthorizedError('Github-Public-Key-Signature does not verify');
+    if (!holds) throw new UnauthorizedError('Github-Public-Key-Signature does not verify', false);
   }
 
   /** Labels every reported token; acts on those that are live keys, in one transaction. */
