@@ -45,6 +45,22 @@ function regenQueryParameters() {
   });
 }
 
+/** GET, PUT and DELETE of one key; `id` distinguishes the operationIds of the path they are listed under. */
+function keyItemOperations(id: string, note: string) {
+  return {
+    get: keyOperation(`v1_api_keys_${id}_get`, `Get an API key${note}`, {
+      responses: { 200: ok('The key.', 'ApiKeyEnvelope'), ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
+    }),
+    put: keyOperation(`v1_api_keys_${id}_put`, `Update an API key (replaces description and roles)${note}`, {
+      requestBody: jsonBody('UpdateApiKeyBody', REPLACED_CONTENTS),
+      responses: { 200: ok('The updated key.', 'ApiKeyEnvelope'), ...errors(...BODY_ERRORS) },
+    }),
+    delete: keyOperation(`v1_api_keys_${id}_delete`, `Delete an API key and revoke its sessions${note}`, {
+      responses: { 204: { description: 'Deleted; no body.' }, ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
+    }),
+  };
+}
+
 /** The nine operations of apiKeysRouter, mounted at PATHS.apiKeys. */
 export function describeApiKeyRoutes(): RoutesDescription {
   return {
@@ -62,7 +78,10 @@ export function describeApiKeyRoutes(): RoutesDescription {
           },
         }),
       },
+      // A concrete path is matched before a templated one (OpenAPI 3.1, "Paths Object"): the key that
+      // may be named "import" is described here too, as its GET, PUT and DELETE reach it at this path.
       [`${PATHS.apiKeys}/import`]: {
+        ...keyItemOperations('import', ' (the key named "import": the same operation as at /api/v1/api-keys/{appname})'),
         post: keyOperation('v1_api_keys_import_post', 'Import API keys from another system (admins only; all or nothing)', {
           requestBody: jsonBody(
             'ImportApiKeysBody',
@@ -74,19 +93,7 @@ export function describeApiKeyRoutes(): RoutesDescription {
           },
         }),
       },
-      [`${PATHS.apiKeys}/{appname}`]: {
-        parameters: [APPNAME],
-        get: keyOperation('v1_api_keys_appname_get', 'Get an API key', {
-          responses: { 200: ok('The key.', 'ApiKeyEnvelope'), ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
-        }),
-        put: keyOperation('v1_api_keys_appname_put', 'Update an API key (replaces description and roles)', {
-          requestBody: jsonBody('UpdateApiKeyBody', REPLACED_CONTENTS),
-          responses: { 200: ok('The updated key.', 'ApiKeyEnvelope'), ...errors(...BODY_ERRORS) },
-        }),
-        delete: keyOperation('v1_api_keys_appname_delete', 'Delete an API key and revoke its sessions', {
-          responses: { 204: { description: 'Deleted; no body.' }, ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
-        }),
-      },
+      [`${PATHS.apiKeys}/{appname}`]: { parameters: [APPNAME], ...keyItemOperations('appname', '') },
       [`${PATHS.apiKeys}/{appname}/regen`]: {
         parameters: [APPNAME],
         put: keyOperation('v1_api_keys_appname_regen_put', 'Regenerate an API key\'s appkey (and replace its contents)', {

@@ -197,6 +197,20 @@ describe('POST /api/v1/api-keys/import', () => {
     expect(createTooLarge.body.message).toMatch(/64 KiB/);
   }, 60_000);
 
+  it('when a key is named "import", then it is read, updated and deleted at its path like any key (only POST imports)', async () => {
+    const admin = await tokenForRole(t, 'admin');
+    await t.http().delete(`${KEYS}/import`).set(bearer(admin));
+    await createApiKey(t, { appname: 'import' });
+
+    const got = await t.http().get(`${KEYS}/import`).set(bearer(admin));
+    const updated = await t.http().put(`${KEYS}/import`).set(bearer(admin)).send({ description: 'named import' });
+    const deleted = await t.http().delete(`${KEYS}/import`).set(bearer(admin));
+
+    expect([got.status, updated.status, deleted.status]).toEqual([200, 200, 204]);
+    expect(got.body.data.appname).toBe('import');
+    expect(updated.body.data.description).toBe('named import');
+  });
+
   it('when keys exist, then rewrapping and the sealed census pass over the imported ones', async () => {
     await importKeys(t, [importedKey(foreignSecret())]);
 

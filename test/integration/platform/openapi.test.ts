@@ -15,7 +15,7 @@ const OPENAPI = '/api/v1/openapi.json';
 const ROUTES: Record<string, string[]> = {
   '/': ['get'],
   '/api/v1/api-keys': ['get', 'post'],
-  '/api/v1/api-keys/import': ['post'],
+  '/api/v1/api-keys/import': ['get', 'put', 'post', 'delete'],
   '/api/v1/api-keys/{appname}': ['get', 'put', 'delete'],
   '/api/v1/api-keys/{appname}/regen': ['put'],
   '/api/v1/api-keys/{appname}/policy': ['get', 'put'],
