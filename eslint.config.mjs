@@ -24,6 +24,7 @@ const FLOORS = [
   'api-keys',
   'tokens',
   'oauth',
+  'key-leaks', // self-revocation and GitHub's leak reports: a key turned off by whoever holds or finds it
   'console-session', // the console's session route: its refresh token in a cookie
   'audit-events',
   'webhooks', // endpoints API, the outbox's dispatcher, signing and address checks

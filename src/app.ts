@@ -28,6 +28,7 @@ import { homeRouter } from './home/home.router';
 import { consoleSessionRouter } from './console-session/console-session.router';
 import { usersRouter } from './users/users.router';
 import { meRouter } from './users/me.router';
+import { keyLeaksRouter } from './key-leaks/key-leaks.router';
 
 export interface AppDeps {
   config: Pick<Config, 'env' | 'trustProxy' | 'issuer' | 'metrics' | 'console' | 'apiReference'>;
@@ -58,7 +59,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   app.use(securityHeaders());
 
   // Busiest first: every request walks the routers in this order until one matches.
-  app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyPolicies, services.keyRoutesAuthenticator, rateLimits));
+  app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyPolicies, services.keyImports, services.keyRoutesAuthenticator, rateLimits));
   app.use(tokensRouter(services.grants, rateLimits, services.dpop));
   app.use(jwksRouter(services.signingKeys));
   app.use(
@@ -80,6 +81,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
       limits: rateLimits,
     }),
   );
+  app.use(keyLeaksRouter(services.selfRevocation, services.secretScanning, rateLimits));
   app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
   app.use(PATHS.webhooks, webhooksRouter(services.webhooks, services.authenticator, rateLimits));
   app.use(PATHS.users, usersRouter(services.users, services.authenticator, rateLimits));

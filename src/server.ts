@@ -76,6 +76,8 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     });
     const dispatcher = services.webhooks.dispatcher(logger, { onOutcome: metrics?.webhookOutcome, onLag: metrics?.webhookLag });
     dispatcher.start();
+    // Whether an imported key may exist: checked now, then periodically (verification's bad-checksum shortcut).
+    await services.importedKeys.start();
     if (config.webhooks.allowInsecure && config.env === 'production') {
       logger.warn('WEBHOOK_ALLOW_INSECURE=true: webhook endpoints may use http: and non-public addresses; this is meant for development and tests');
     }
@@ -90,7 +92,7 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       // The pool closes once pruning and the dispatcher (whose last sends record their outcomes) have stopped.
       stop: () =>
         stop(server, config.shutdownTimeoutSeconds, logger, [
-          () => Promise.all([stopMaintenance(), dispatcher.stop()]).finally(() => services.db.close()),
+          () => Promise.all([stopMaintenance(), dispatcher.stop(), services.importedKeys.stop()]).finally(() => services.db.close()),
           ...cleanups,
         ]),
     };

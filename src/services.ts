@@ -36,6 +36,11 @@ import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
 import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
 import { WebhooksService } from './webhooks/webhooks.service';
 import { SEALED_WEBHOOK_SECRETS } from './webhooks/webhooks.repository';
+import { KeyImportService } from './api-keys/key-import.service';
+import { ImportedKeyPresence } from './api-keys/imported-key-presence';
+import { SelfRevocation } from './key-leaks/self-revocation.service';
+import { SecretScanning } from './key-leaks/secret-scanning.service';
+import { GithubPublicKeys } from './key-leaks/github-public-keys';
 
 export interface Services {
   db: Database;
@@ -66,6 +71,17 @@ export interface Services {
   sealedSecrets: () => Promise<SealedCensus>;
   /** The endpoints API, and the dispatcher of their messages (started by the server). */
   webhooks: WebhooksService;
+  /** POST /api/v1/api-keys/import. */
+  keyImports: KeyImportService;
+  /**
+   * Whether an imported key may exist (checks started by the server): verification's
+   * `mayHoldImportedKeys` is `importedKeys.mayHoldImportedKeys`.
+   */
+  importedKeys: ImportedKeyPresence;
+  /** POST /api/v1/keys/revoke. */
+  selfRevocation: SelfRevocation;
+  /** POST /api/v1/secret-scanning/github. */
+  secretScanning: SecretScanning;
 }
 
 /** What the services are built with beside the configuration. */
@@ -118,6 +134,8 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   // Request tokens as client libraries send them: up to an hour, for the issuer or this endpoint.
   const assertionRules = { audiences: [config.issuer, `${config.issuer}${PATHS.oauthToken}`], maxLifetimeSeconds: 3600, clockTolerance: config.clockTolerance };
   const users = new UsersService(db, config.bcryptCost, credentials);
+  const policySettings = { clock, maxLifetimeDays: config.keyMaxLifetimeDays };
+  const importedKeys = new ImportedKeyPresence(db);
   return {
     db,
     apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
@@ -145,5 +163,9 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     clock,
     sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS, ...SEALED_WEBHOOK_SECRETS]),
     webhooks: new WebhooksService(db, box, config.webhooks),
+    keyImports: new KeyImportService(db, policySettings, importedKeys),
+    importedKeys,
+    selfRevocation: new SelfRevocation(db, clock),
+    secretScanning: new SecretScanning(db, new GithubPublicKeys(config.secretScanning.keysUrl, () => clock() * 1000), config.secretScanning.leakedKeyAction, clock),
   };
 }

@@ -12,6 +12,7 @@ import {
 import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from './api-keys.responses';
 import { putPolicyBody } from '../key-policies/policy.schemas';
+import { importApiKeysBody, MAX_IMPORTED_KEYS } from './key-import.schemas';
 import { keyPolicy, keyPolicyEnvelope } from '../key-policies/policy.responses';
 
 /** A key operation: bearer token required, authenticated before anything else. */
@@ -44,7 +45,23 @@ function regenQueryParameters() {
   });
 }
 
-/** The eight operations of apiKeysRouter, mounted at PATHS.apiKeys. */
+/** GET, PUT and DELETE of one key; `id` distinguishes the operationIds of the path they are listed under. */
+function keyItemOperations(id: string, note: string) {
+  return {
+    get: keyOperation(`v1_api_keys_${id}_get`, `Get an API key${note}`, {
+      responses: { 200: ok('The key.', 'ApiKeyEnvelope'), ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
+    }),
+    put: keyOperation(`v1_api_keys_${id}_put`, `Update an API key (replaces description and roles)${note}`, {
+      requestBody: jsonBody('UpdateApiKeyBody', REPLACED_CONTENTS),
+      responses: { 200: ok('The updated key.', 'ApiKeyEnvelope'), ...errors(...BODY_ERRORS) },
+    }),
+    delete: keyOperation(`v1_api_keys_${id}_delete`, `Delete an API key and revoke its sessions${note}`, {
+      responses: { 204: { description: 'Deleted; no body.' }, ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
+    }),
+  };
+}
+
+/** The nine operations of apiKeysRouter, mounted at PATHS.apiKeys. */
 export function describeApiKeyRoutes(): RoutesDescription {
   return {
     paths: {
@@ -61,19 +78,22 @@ export function describeApiKeyRoutes(): RoutesDescription {
           },
         }),
       },
-      [`${PATHS.apiKeys}/{appname}`]: {
-        parameters: [APPNAME],
-        get: keyOperation('v1_api_keys_appname_get', 'Get an API key', {
-          responses: { 200: ok('The key.', 'ApiKeyEnvelope'), ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
-        }),
-        put: keyOperation('v1_api_keys_appname_put', 'Update an API key (replaces description and roles)', {
-          requestBody: jsonBody('UpdateApiKeyBody', REPLACED_CONTENTS),
-          responses: { 200: ok('The updated key.', 'ApiKeyEnvelope'), ...errors(...BODY_ERRORS) },
-        }),
-        delete: keyOperation('v1_api_keys_appname_delete', 'Delete an API key and revoke its sessions', {
-          responses: { 204: { description: 'Deleted; no body.' }, ...errors(...BODILESS_BEARER_ERRORS, 'NotFound') },
+      // A concrete path is matched before a templated one (OpenAPI 3.1, "Paths Object"): the key that
+      // may be named "import" is described here too, as its GET, PUT and DELETE reach it at this path.
+      [`${PATHS.apiKeys}/import`]: {
+        ...keyItemOperations('import', ' (the key named "import": the same operation as at /api/v1/api-keys/{appname})'),
+        post: keyOperation('v1_api_keys_import_post', 'Import API keys from another system (admins only; all or nothing)', {
+          requestBody: jsonBody(
+            'ImportApiKeysBody',
+            `1 to ${MAX_IMPORTED_KEYS} keys, each known by the SHA-256 (hex) of the key as its holders send it; up to 1 MiB. An imported key works where its secret itself is presented (client_secret_basic, client_secret_post, verification, self-revocation), not by a signature, until a regen.`,
+          ),
+          responses: {
+            201: ok('The imported keys, in the order given (no appkey: the service never held them).', 'ApiKeyListEnvelope'),
+            ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'Conflict', 'PayloadTooLarge', 'UnsupportedMediaType', 'TooManyRequests'),
+          },
         }),
       },
+      [`${PATHS.apiKeys}/{appname}`]: { parameters: [APPNAME], ...keyItemOperations('appname', '') },
       [`${PATHS.apiKeys}/{appname}/regen`]: {
         parameters: [APPNAME],
         put: keyOperation('v1_api_keys_appname_regen_put', 'Regenerate an API key\'s appkey (and replace its contents)', {
@@ -99,7 +119,7 @@ export function describeApiKeyRoutes(): RoutesDescription {
         }),
       },
     },
-    requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody, PutKeyPolicyBody: putPolicyBody },
+    requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody, PutKeyPolicyBody: putPolicyBody, ImportApiKeysBody: importApiKeysBody },
     responseSchemas: {
       KeyPolicy: keyPolicy,
       KeyPolicyEnvelope: keyPolicyEnvelope,

@@ -18,9 +18,14 @@ export interface ApiKeyRow {
 export interface ApiKeySecretRow extends PolicyRow {
   id: string;
   key_generation: number;
-  key_ciphertext: Buffer;
-  /** The appkey before the last regen, only while its grace lasts. */
+  /** SHA-256 of the current key. */
+  key_digest: Buffer;
+  /** The sealed appkey; null for an imported key (the service holds only its digest). */
+  key_ciphertext: Buffer | null;
+  /** The appkey before the last regen, only while its grace lasts (null too when that key was imported). */
   previous_key_ciphertext: Buffer | null;
+  /** Its digest, only while its grace lasts (null for a grace begun before migration 0023). */
+  previous_key_digest: Buffer | null;
   previous_key_generation: number;
 }
 
@@ -29,8 +34,9 @@ const COLUMNS = 'id, appname, description, role, last_login::float8 AS last_logi
 
 const FIND_SECRET_BY_APPNAME = preparedStatement(
   'api-keys.find-secret',
-  `SELECT id, key_generation, key_ciphertext,
+  `SELECT id, key_generation, key_digest, key_ciphertext,
           CASE WHEN ${previousAppkeyValid('api_keys')} THEN previous_key_ciphertext END AS previous_key_ciphertext,
+          CASE WHEN ${previousAppkeyValid('api_keys')} THEN previous_key_digest END AS previous_key_digest,
           ${previousGeneration('api_keys')} AS previous_key_generation,
           ${policyColumns('api_keys')}
      FROM api_keys WHERE appname = $1`,
@@ -82,9 +88,10 @@ function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
 
+/** Inserts a key; `keyCiphertext` null: an imported key, known by its digest alone. A duplicate appname or digest is a 409. */
 export async function insertApiKey(
   q: Queryable,
-  key: { appname: string; description: string; role: Role | null; keyDigest: Buffer; keyCiphertext: Buffer },
+  key: { appname: string; description: string; role: Role | null; keyDigest: Buffer; keyCiphertext: Buffer | null },
 ): Promise<ApiKeyRow> {
   try {
     const { rows } = await q.query<ApiKeyRow>(
@@ -95,7 +102,9 @@ export async function insertApiKey(
     );
     return rows[0]!;
   } catch (err) {
-    if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw conflict(`API key "${key.appname}" already exists`);
+    const { code, constraint } = err as { code?: string; constraint?: string };
+    if (code === UNIQUE_VIOLATION && constraint === 'api_keys_key_digest_key') throw conflict(`API key "${key.appname}": another key has the same digest`);
+    if (code === UNIQUE_VIOLATION) throw conflict(`API key "${key.appname}" already exists`);
     throw err;
   }
 }
@@ -162,6 +171,7 @@ export async function replaceApiKeySecret(
         SET description = $2, role = $3, key_digest = $4, key_ciphertext = $5, updated_at = now(),
             key_generation = key_generation + 1,
             previous_key_ciphertext = CASE WHEN $6::int > 0 THEN key_ciphertext END,
+            previous_key_digest = CASE WHEN $6::int > 0 THEN key_digest END,
             previous_key_valid_until = CASE WHEN $6::int > 0 THEN clock_timestamp() + make_interval(secs => $6::int) END
       WHERE appname = $1
       RETURNING ${COLUMNS}, previous_key_valid_until`,
@@ -173,7 +183,7 @@ export async function replaceApiKeySecret(
 /** Forgets previous appkeys whose grace is over: they can no longer verify anything. */
 export async function clearEndedGraces(q: Queryable, batchSize: number): Promise<number> {
   const { rowCount } = await q.query(
-    `UPDATE api_keys SET previous_key_ciphertext = NULL, previous_key_valid_until = NULL
+    `UPDATE api_keys SET previous_key_ciphertext = NULL, previous_key_digest = NULL, previous_key_valid_until = NULL
       WHERE id IN (SELECT id FROM api_keys WHERE previous_key_valid_until IS NOT NULL AND NOT ${previousAppkeyValid('api_keys')} LIMIT $1)`,
     [batchSize],
   );
@@ -184,12 +194,17 @@ export async function deleteApiKey(q: Queryable, appname: string): Promise<void>
   await q.query('DELETE FROM api_keys WHERE appname = $1', [appname]);
 }
 
-/** Every sealed appkey (current and previous), locked against a concurrent regen until the transaction ends. */
+/**
+ * Every sealed appkey (current and previous), locked against a concurrent regen until the transaction
+ * ends. An imported key has no current one (null), and may have no previous one: such rows are skipped.
+ */
 export async function lockSealedAppkeys(
   q: Queryable,
-): Promise<Array<{ appname: string; key_ciphertext: Buffer; previous_key_ciphertext: Buffer | null }>> {
-  const { rows } = await q.query<{ appname: string; key_ciphertext: Buffer; previous_key_ciphertext: Buffer | null }>(
-    'SELECT appname, key_ciphertext, previous_key_ciphertext FROM api_keys ORDER BY appname FOR UPDATE',
+): Promise<Array<{ appname: string; key_ciphertext: Buffer | null; previous_key_ciphertext: Buffer | null }>> {
+  const { rows } = await q.query<{ appname: string; key_ciphertext: Buffer | null; previous_key_ciphertext: Buffer | null }>(
+    `SELECT appname, key_ciphertext, previous_key_ciphertext FROM api_keys
+      WHERE key_ciphertext IS NOT NULL OR previous_key_ciphertext IS NOT NULL
+      ORDER BY appname FOR UPDATE`,
   );
   return rows;
 }

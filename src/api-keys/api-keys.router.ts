@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { authenticate, principalOf, type Authenticator } from '../http/authenticate';
-import { jsonBody } from '../http/body-parsers';
+import { jsonBody, largeJsonBody } from '../http/body-parsers';
 import type { RateLimits } from '../http/rate-limits';
 import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
@@ -12,6 +12,8 @@ import { sendListPage } from './list-page';
 import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, updateApiKeyBody } from './api-keys.schemas';
 import type { ApiKeysService } from './api-keys.service';
 import type { KeyPolicyService } from './key-policy.service';
+import type { KeyImportService } from './key-import.service';
+import { importApiKeysBody } from './key-import.schemas';
 import { putPolicyBody } from '../key-policies/policy.schemas';
 
 /**
@@ -19,7 +21,13 @@ import { putPolicyBody } from '../key-policies/policy.schemas';
  * served (405) → body parsing, for every method, as a body on a GET or DELETE is checked too
  * (415/413/400) → validation (400) → the service, which decides authorisation (403) before existence (404).
  */
-export function apiKeysRouter(service: ApiKeysService, policies: KeyPolicyService, authenticator: Authenticator, limits: RateLimits): Router {
+export function apiKeysRouter(
+  service: ApiKeysService,
+  policies: KeyPolicyService,
+  imports: KeyImportService,
+  authenticator: Authenticator,
+  limits: RateLimits,
+): Router {
   const router = Router();
 
   // Spread: router.use() would take a leading empty array (limits off) for a path.
@@ -39,6 +47,14 @@ export function apiKeysRouter(service: ApiKeysService, policies: KeyPolicyServic
       res.status(201).json(envelope(201, presentApiKeyWithSecret(key, appkey)));
     })
     .all(methodNotAllowed(['GET', 'POST']));
+
+  // Before /:appname, and POST only: "import" is also a possible appname, whose GET, PUT and DELETE
+  // fall through to the routes below. The one route of the service that takes bodies up to 1 MiB.
+  router.post('/import', noStore, largeJsonBody, async function importApiKeys(req: Request, res: Response) {
+    const input = parseInput(importApiKeysBody, req.body, 'body');
+    const keys = await imports.import(principalOf(res), input, originOf(req));
+    res.status(201).json(envelope(201, keys.map(presentApiKey)));
+  });
 
   router
     .route('/:appname')

@@ -165,7 +165,7 @@ export class ApiKeysService {
   async resealAppkeys(tx: Queryable): Promise<number> {
     let resealed = 0;
     for (const row of await keys.lockSealedAppkeys(tx)) {
-      const current = this.box.reseal(row.key_ciphertext, row.appname) ?? null;
+      const current = row.key_ciphertext ? (this.box.reseal(row.key_ciphertext, row.appname) ?? null) : null;
       const previous = row.previous_key_ciphertext ? (this.box.reseal(row.previous_key_ciphertext, row.appname) ?? null) : null;
       if (!current && !previous) continue;
       await keys.updateSealedAppkeys(tx, row.appname, current, previous);

@@ -4,10 +4,17 @@ import { ExpiringMap, type ExpiringMapLimits } from '../cache/expiring-map';
 import { policyOf } from '../key-policies/policy-sql';
 import type { KeyPolicy } from '../key-policies/policy';
 import { findApiKeySecretByAppname } from './api-keys.repository';
+import { sha256 } from '../crypto/digest';
 
-/** An appkey that may verify a request token right now, with the generation sessions it opens get. */
+/** An appkey that may prove a credential right now, with the generation sessions it opens get. */
 export interface ValidAppkey {
-  appkey: string;
+  /**
+   * The appkey in the clear, for a request token's HMAC; null for a key imported from another system,
+   * whose secret the service never held: it proves only a credential that presents the secret itself.
+   */
+  appkey: string | null;
+  /** SHA-256 of the appkey: what a presented secret is compared with. */
+  digest: Buffer;
   generation: number;
 }
 
@@ -76,12 +83,18 @@ export class ValidAppkeys {
       this.forget(appname);
       return undefined;
     }
-    const appkeys = [{ appkey: this.box.open(row.key_ciphertext, appname).toString('utf8'), generation: row.key_generation }];
-    if (row.previous_key_ciphertext) {
-      appkeys.push({ appkey: this.box.open(row.previous_key_ciphertext, appname).toString('utf8'), generation: row.previous_key_generation });
+    const appkeys: ValidAppkey[] = [this.unsealed(appname, row.key_ciphertext, row.key_digest, row.key_generation)];
+    // A previous appkey in its grace has a ciphertext, a digest, or both (see migration 0023).
+    if (row.previous_key_ciphertext || row.previous_key_digest) {
+      appkeys.push(this.unsealed(appname, row.previous_key_ciphertext, row.previous_key_digest, row.previous_key_generation));
     }
     const found = { id: row.id, appname, appkeys, policy: policyOf(row), fresh: true };
     this.kept.set(appname, found);
     return found;
+  }
+
+  private unsealed(appname: string, sealed: Buffer | null, digest: Buffer | null, generation: number): ValidAppkey {
+    const appkey = sealed ? this.box.open(sealed, appname).toString('utf8') : null;
+    return { appkey, digest: digest ?? sha256(appkey!), generation };
   }
 }

@@ -68,6 +68,8 @@ export interface Config {
   readonly console: ConsoleSettings;
   readonly apiReference: ApiReferenceSettings;
   readonly webhooks: WebhookSettings;
+  /** GitHub secret scanning: where its signing keys are listed, and what a reported live key gets. */
+  readonly secretScanning: { readonly keysUrl: string; readonly leakedKeyAction: 'disable' | 'report' };
 }
 
 export interface WebhookSettings {

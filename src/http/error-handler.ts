@@ -9,12 +9,15 @@ import type { Logger } from '../logger';
 const NAME_BY_STATUS = new Map<number, ErrorName>(Object.entries(ERROR_STATUS).map(([name, status]) => [status, name as ErrorName]));
 
 /** body-parser's error types, which are client faults with a fixed meaning. */
-function fromBodyParser(err: { type?: unknown; status?: unknown }): AppError | undefined {
+/** A body limit in bytes as the docs state it: 64 KiB, or 1 MiB on the import route. */
+const sizeOf = (bytes: unknown) => (bytes === 1024 * 1024 ? '1 MiB' : '64 KiB');
+
+function fromBodyParser(err: { type?: unknown; status?: unknown; limit?: unknown }): AppError | undefined {
   switch (err.type) {
     case 'entity.parse.failed':
       return new AppError('BadRequest', 'Malformed JSON body');
     case 'entity.too.large':
-      return new AppError('PayloadTooLarge', 'Request body is larger than 64 KiB');
+      return new AppError('PayloadTooLarge', `Request body is larger than ${sizeOf(err.limit)}`);
     case 'parameters.too.many':
       return new AppError('BadRequest', `A form body may carry at most ${FORM_FIELD_LIMIT} fields`);
     case 'encoding.unsupported':
@@ -35,7 +38,7 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isDatabaseUnavailable(err)) return new AppError('ServiceUnavailable', 'The service is temporarily unavailable');
   if (err && typeof err === 'object') {
-    const parsed = fromBodyParser(err as { type?: unknown; status?: unknown });
+    const parsed = fromBodyParser(err as { type?: unknown; status?: unknown; limit?: unknown });
     if (parsed) return parsed;
   }
   return new AppError('InternalServerError', 'An unexpected error occurred');

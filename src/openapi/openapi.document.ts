@@ -12,6 +12,7 @@ import { describeJwksRoutes } from '../signing-keys/jwks.openapi';
 import { describeHealthRoutes } from '../health/health.openapi';
 import { describeMetricsRoutes } from '../metrics/metrics.openapi';
 import { describeHomeRoutes } from '../home/home.openapi';
+import { describeKeyLeakRoutes } from '../key-leaks/key-leaks.openapi';
 import { errorBody, errorBodyOf } from './error.responses';
 import { componentSchemas, mergeDistinct, openApiDocumentOutline } from './openapi.schemas';
 
@@ -101,6 +102,7 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
     describeTokenRoutes(),
     describeConsoleSessionRoutes(),
     describeOAuthRoutes(),
+    describeKeyLeakRoutes(),
     describeJwksRoutes(),
     describeHealthRoutes(),
     describeOpenApiRoutes(),
@@ -125,6 +127,10 @@ export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {
         name: 'OAuth 2.0',
         description:
           'The standard OAuth 2.0 endpoints: one token endpoint for every grant (RFC 6749) with token exchange (RFC 8693) and DPoP-bound tokens (RFC 9449), revocation (RFC 7009), introspection (RFC 7662).',
+      },
+      {
+        name: 'Key leaks',
+        description: "When a key leaks: its holder turns it off (no token needed), or GitHub's secret scanning reports it (signed by GitHub).",
       },
       { name: 'Platform', description: 'Health, signing keys, discovery, this document and the front door; no token needed.' },
       { name: 'Console', description: 'The admin console\'s session route (served while CONSOLE_ENABLED): its refresh token in a cookie, for the console\'s own page only.' },

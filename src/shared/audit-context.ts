@@ -10,6 +10,8 @@ export const AUDIT_EVENT_TYPES = [
   'api_key.disabled',
   'api_key.enabled',
   'api_key.expired',
+  'api_key.imported',
+  'api_key.leaked',
   'token.issued',
   'token.refused',
   'token.exchanged',

@@ -87,6 +87,8 @@ export type LoginFailureReason =
   | 'invalid_request_token'
   | 'expired_request_token'
   | 'replayed_request_token'
+  /** A request token (or client assertion) for a key imported from another system: it has no secret of this service to sign with. */
+  | 'imported_key_cannot_sign'
   /** An API key's client authentication with a secret that is not its appkey. */
   | 'invalid_client_secret'
   | 'unknown_user'

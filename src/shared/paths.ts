@@ -10,6 +10,10 @@ export const PATHS = {
   refresh: '/api/auth/bearer/refresh',
   revocation: '/api/auth/bearer/revoke',
   introspection: '/api/auth/bearer/introspect',
+  /** Self-revocation: whoever holds a key turns it off. */
+  keyRevocation: '/api/v1/keys/revoke',
+  /** Leaks reported by GitHub's secret scanning partner programme. */
+  githubSecretScanning: '/api/v1/secret-scanning/github',
   oauthToken: '/oauth2/token',
   oauthRevocation: '/oauth2/revoke',
   oauthIntrospection: '/oauth2/introspect',

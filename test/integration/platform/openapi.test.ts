@@ -15,6 +15,7 @@ const OPENAPI = '/api/v1/openapi.json';
 const ROUTES: Record<string, string[]> = {
   '/': ['get'],
   '/api/v1/api-keys': ['get', 'post'],
+  '/api/v1/api-keys/import': ['get', 'put', 'post', 'delete'],
   '/api/v1/api-keys/{appname}': ['get', 'put', 'delete'],
   '/api/v1/api-keys/{appname}/regen': ['put'],
   '/api/v1/api-keys/{appname}/policy': ['get', 'put'],
@@ -31,6 +32,8 @@ const ROUTES: Record<string, string[]> = {
   '/api/v1/me/password': ['put'],
   '/console/session': ['put', 'post', 'delete'],
   '/api/v1/auth/token': ['post'],
+  '/api/v1/keys/revoke': ['post'],
+  '/api/v1/secret-scanning/github': ['post'],
   '/api/auth/bearer/token': ['post'],
   '/api/auth/bearer/refresh': ['post'],
   '/api/auth/bearer/revoke': ['post'],
