@@ -97,8 +97,8 @@ onSharedServerOnly()('usage counts', () => {
 
     expect(exactly1000.status).toBe(200);
     expect(over.status).toBe(400);
-    expect(over.body.message).toMatch(/^query\.since: at most 1000 intervals/);
-    expect(days.status).toBe(400);
+    expect(over.body.message).toMatch(/^query\.since: at most 1000 hours per answer/);
+    expect(days.body.message).toMatch(/^query\.since: at most 1000 days per answer/);
     expect(reversed.body.message).toBe('query.until: must be after since');
     expect(unknown.body.message).toMatch(/^query\.interval: /);
     expect(extra.body.message).toMatch(/^query: unknown field "?from/);
