@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { bearer, tokenForRole } from '../../helpers/factories';
 import { runMaintenance } from '../../../src/maintenance';
+import { signRequestToken } from '../../helpers/tokens';
 import { basic, createKeyWithPolicy, KEYS } from '../key-policies/support';
 
 /**
@@ -55,6 +56,36 @@ onSharedServerOnly()('usage counts', () => {
     const counted = { tokens: 2, verifications: { VALID: 4, INSUFFICIENT_PERMISSIONS: 1, RATE_LIMITED: 1 }, refused: { rate_limited: 1 } };
     expect(after.body).toEqual({ meta: { code: 200, count: 1 }, data: [{ start: Math.floor(now / DAY) * DAY, ...counted }] });
     expect(hourly.body.data).toEqual([{ start: Math.floor(now / HOUR) * HOUR, ...counted }]);
+  });
+
+  it('when a key gets tokens by its request token, a refresh and the jwt-bearer grant, then each token issued counts', async () => {
+    const key = await createKeyWithPolicy(a, {});
+    const exchanged = await a.http().post('/api/v1/auth/token').send({ jwt: signRequestToken(key.appname, key.appkey) });
+    const refreshed = await b.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: exchanged.body.refresh_token });
+    const bearerGrant = await b
+      .http()
+      .post('/oauth2/token')
+      .type('form')
+      .send({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signRequestToken(key.appname, key.appkey, { claims: { aud: 'http://issuer.test' } }) });
+    await flushBoth();
+
+    const usage = await a.http().get(usagePath(key.appname)).set(bearer(viewer));
+
+    expect([exchanged.status, refreshed.status, bearerGrant.status]).toEqual([200, 200, 200]);
+    expect(usage.body.data).toEqual([expect.objectContaining({ tokens: 3, verifications: {}, refused: {} })]);
+  });
+
+  it('when an instance stops gracefully, then the counts it held are written (nothing waits for the next window)', async () => {
+    const c = await startTestApp({ USAGE_FLUSH_SECONDS: '300' }, { joining: a });
+    const key = await createKeyWithPolicy(a, {});
+    await c.http().post(VERIFY).set(bearer(viewer)).send({ key: key.appkey });
+    const held = await a.http().get(usagePath(key.appname)).set(bearer(viewer));
+
+    await c.close();
+    const written = await a.http().get(usagePath(key.appname)).set(bearer(viewer));
+
+    expect(held.body.data).toEqual([]);
+    expect(written.body.data).toEqual([expect.objectContaining({ verifications: { VALID: 1 } })]);
   });
 
   it('when counts are in several hours, then they come oldest first, one object per interval with use, split by since and until', async () => {
