@@ -41,6 +41,7 @@ import { UsageRecorder } from './usage/usage-recorder';
 import { KeyUsageService } from './usage/usage.service';
 import { KeyVerifier } from './verification/key-verifier';
 import { NO_IMPORTED_KEYS } from './verification/imported-key-presence';
+import { VerifyReadAlong } from './verification/verify-read-along';
 
 export interface Services {
   db: Database;
@@ -73,6 +74,8 @@ export interface Services {
   webhooks: WebhooksService;
   /** POST /api/v1/keys/verify. */
   verifier: KeyVerifier;
+  /** The verify route's bearer check, which reads the presented key in the same round trip. */
+  verifyReadAlong: VerifyReadAlong;
   /** GET /api/v1/api-keys/{appname}/usage. */
   keyUsage: KeyUsageService;
   /** Writes the usage counts (and batched last_used) summed in memory; started and stopped by the server. Absent with USAGE_COUNTING=false. */
@@ -132,6 +135,8 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   // Request tokens as client libraries send them: up to an hour, for the issuer or this endpoint.
   const assertionRules = { audiences: [config.issuer, `${config.issuer}${PATHS.oauthToken}`], maxLifetimeSeconds: 3600, clockTolerance: config.clockTolerance };
   const users = new UsersService(db, config.bcryptCost, credentials);
+  // NO_IMPORTED_KEYS: until import is merged, no imported key exists (see imported-key-presence.ts).
+  const verifier = new KeyVerifier(db, keyJudge, usage, NO_IMPORTED_KEYS);
   return {
     db,
     apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
@@ -159,8 +164,8 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     clock,
     sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS, ...SEALED_WEBHOOK_SECRETS]),
     webhooks: new WebhooksService(db, box, config.webhooks),
-    // NO_IMPORTED_KEYS: until import is merged, no imported key exists (see imported-key-presence.ts).
-    verifier: new KeyVerifier(db, keyJudge, usage, NO_IMPORTED_KEYS),
+    verifier,
+    verifyReadAlong: new VerifyReadAlong(authenticator, verifier),
     keyUsage: new KeyUsageService(db, clock),
     usageRecorder,
   };
