@@ -36,7 +36,7 @@ import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
 import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
 import { WebhooksService } from './webhooks/webhooks.service';
 import { SEALED_WEBHOOK_SECRETS } from './webhooks/webhooks.repository';
-import { UNCOUNTED, UsageCounter } from './usage/usage-counter';
+import { UsageCounter } from './usage/usage-counter';
 import { UsageRecorder } from './usage/usage-recorder';
 import { KeyUsageService } from './usage/usage.service';
 import { KeyVerifier } from './verification/key-verifier';
@@ -78,8 +78,8 @@ export interface Services {
   verifyReadAlong: VerifyReadAlong;
   /** GET /api/v1/api-keys/{appname}/usage. */
   keyUsage: KeyUsageService;
-  /** Writes the usage counts (and batched last_used) summed in memory; started and stopped by the server. Absent with USAGE_COUNTING=false. */
-  usageRecorder: UsageRecorder | undefined;
+  /** Writes the usage counts (and batched last_used) summed in memory; started and stopped by the server. */
+  usageRecorder: UsageRecorder;
 }
 
 /** What the services are built with beside the configuration. */
@@ -113,9 +113,9 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const keyRoutesAuthenticator = new KeyReadAlong(db, authenticator);
   const appkeys = new ValidAppkeys(db, box);
   const credentials = new Credentials(db, config.bcryptCost);
-  // Usage counts: summed here, written in batches by the recorder (no database write per request).
-  const usageRecorder = config.usage.counting ? new UsageRecorder(db, new UsageCounter(clock), { flushSeconds: config.usage.flushSeconds }) : undefined;
-  const usage = usageRecorder?.counter ?? UNCOUNTED;
+  // Usage counts (and verification's last_used): summed here, written in batches by the recorder (no database write per request).
+  const usageRecorder = new UsageRecorder(db, new UsageCounter(clock, config.usage.counting), { flushSeconds: config.usage.flushSeconds });
+  const usage = usageRecorder.counter;
   const issuer = new TokenIssuer(signer, config, usage);
   const keyJudge = new KeyJudge(options.keyRateCounter ?? new MemoryKeyRateCounter(), clock);
   const admissions = new KeyAdmissions(db, keyJudge, usage);

@@ -29,7 +29,7 @@ onSharedServerOnly()('usage counts', () => {
     await a?.close();
   });
 
-  const flushBoth = () => Promise.all([a.services.usageRecorder!.flush(), b.services.usageRecorder!.flush()]);
+  const flushBoth = () => Promise.all([a.services.usageRecorder.flush(), b.services.usageRecorder.flush()]);
   const clientCredentials = (t: TestApp, appname: string, appkey: string) =>
     t.http().post('/oauth2/token').type('form').set('Authorization', basic(appname, appkey)).send({ grant_type: 'client_credentials' });
 
@@ -175,6 +175,33 @@ onSharedServerOnly()('usage counts', () => {
 
     expect(report.batches.usage.reduce((x, y) => x + y, 0)).toBeGreaterThanOrEqual(1);
     expect(left.rows.map((r) => Number(r.n))).toEqual([2]);
+  });
+});
+
+describe('USAGE_COUNTING=false (the benchmark measures what counting costs with it)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ USAGE_COUNTING: 'false' });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('when a key is used, then nothing is counted, but last_used of a verification is still written', async () => {
+    const viewer = await tokenForRole(t, 'viewer');
+    const key = await createKeyWithPolicy(t, {});
+    await t.http().post(VERIFY).set(bearer(viewer)).send({ key: key.appkey });
+    await t.services.usageRecorder.flush();
+    // Read before the token request below, which writes last_used itself.
+    const policy = await t.http().get(`${KEYS}/${key.appname}/policy`).set(bearer(viewer));
+    await t.http().post('/oauth2/token').type('form').set('Authorization', basic(key.appname, key.appkey)).send({ grant_type: 'client_credentials' });
+    await t.services.usageRecorder.flush();
+
+    const usage = await t.http().get(usagePath(key.appname)).set(bearer(viewer));
+
+    expect(policy.body.data.last_used).toBeGreaterThan(0);
+    expect(usage.body.data).toEqual([]);
   });
 });
 

@@ -181,7 +181,7 @@ describe('POST /api/v1/keys/verify', () => {
     const res = await verify({ key: key.appkey });
     const before = await getPolicy(t, key.appname);
     const again = await verify({ key: key.appkey, permissions: ['x'] });
-    await t.services.usageRecorder!.flush();
+    await t.services.usageRecorder.flush();
     const after = await getPolicy(t, key.appname);
 
     expect(res.body.last_used).toBeGreaterThan(0);
