@@ -27,7 +27,8 @@ export function verifyRouter(verifier: KeyVerifier, readAlong: VerifyReadAlong, 
       const principal = principalOf(res);
       res.json(await verifier.verify(principal, input, readAlong.readFor(principal)));
     })
-    .all(methodNotAllowed(['POST']));
+    // As on the key routes: a method not served is told only to a caller with a valid token.
+    .all(...limits.bearerFailures, authenticate(readAlong), methodNotAllowed(['POST']));
   return router;
 }
 

@@ -250,6 +250,14 @@ describe('POST /api/v1/keys/verify', () => {
     expect(forbidden.status).toBe(403);
     expect(anonymous.status).toBe(401);
   });
+
+  it('when another method is used, then 401 without a token and 405 with one', async () => {
+    const anonymous = await t.http().get(VERIFY);
+    const withToken = await t.http().get(VERIFY).set(bearer(viewer));
+
+    expect(anonymous.status).toBe(401);
+    expect([withToken.status, withToken.headers.allow]).toEqual([405, 'POST']);
+  });
 });
 
 describe('verification of an ak_ string with a wrong checksum', () => {
