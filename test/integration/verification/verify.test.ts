@@ -88,6 +88,17 @@ describe('POST /api/v1/keys/verify', () => {
     expect(await code({ key: fenced.appkey })).toBe('VALID');
   });
 
+  it('when the key has been idle past its rule, then DISABLED, and the verification turns it off as a login would', async () => {
+    const key = await createKeyWithPolicy(t, { max_idle_days: 1 });
+    await setColumns(key, "max_idle_set_at = now() - interval '2 days', enabled_at = now() - interval '2 days'");
+
+    const res = await verify({ key: key.appkey });
+    const policy = await getPolicy(t, key.appname);
+
+    expect(res.body).toMatchObject({ valid: false, code: 'DISABLED' });
+    expect(policy).toMatchObject({ enabled: false, disabled_reason: 'idle' });
+  });
+
   it('when the permissions asked for are not all the key’s permissions or its role’s scopes, then INSUFFICIENT_PERMISSIONS; openid counts for every key', async () => {
     const key = await createKeyWithPolicy(t, { permissions: ['billing:read', 'reports'] }, 'viewer');
     const roleless = await createKeyWithPolicy(t, {}, null);
