@@ -4,14 +4,12 @@
 -- a signature (request tokens, jwt-bearer, client_secret_jwt need the secret itself). A regen seals a
 -- key of this service, so only the first generation can be imported.
 --
--- previous_key_digest: the digest of the appkey a regen replaced, kept for the grace as
--- previous_key_ciphertext is, so that the previous key is found by digest (self-revocation, leak
--- reports, an imported key's grace, where there is no ciphertext at all). Keys in a grace when this
--- migration ran have no previous digest: their previous appkey is then found by its ciphertext only.
+-- previous_key_digest (0021) finds the previous key by digest (verification, self-revocation, leak
+-- reports), and is all an imported key's grace has: an imported key has no ciphertext to keep, so a
+-- grace is now complete with either.
 ALTER TABLE api_keys
   ALTER COLUMN key_ciphertext DROP NOT NULL,
   ADD CONSTRAINT api_keys_imported_first_generation CHECK (key_ciphertext IS NOT NULL OR key_generation = 1),
-  ADD COLUMN previous_key_digest bytea,
   DROP CONSTRAINT api_keys_previous_key_complete,
   ADD CONSTRAINT api_keys_previous_key_complete
     CHECK ((previous_key_valid_until IS NULL) = (previous_key_ciphertext IS NULL AND previous_key_digest IS NULL));
@@ -19,5 +17,3 @@ ALTER TABLE api_keys
 -- Whether any imported key is left (ImportedKeyPresence asks at start and then periodically): an
 -- index holding only those, so the question costs nothing at a million ordinary keys.
 CREATE INDEX api_keys_imported_idx ON api_keys (id) WHERE key_ciphertext IS NULL;
--- A previous key in its grace, looked up by digest.
-CREATE INDEX api_keys_previous_key_digest_idx ON api_keys (previous_key_digest) WHERE previous_key_digest IS NOT NULL;

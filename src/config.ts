@@ -11,6 +11,7 @@ import { redisEnv, redisSettings } from './config/redis.env';
 import { webhooksEnv, webhooksSettings } from './config/webhooks.env';
 import { exchangeEnv, exchangeSettings } from './config/exchange.env';
 import { secretScanningEnv, secretScanningSettings } from './config/secret-scanning.env';
+import { usageEnv, usageSettings } from './config/usage.env';
 
 export type * from './config/config.types';
 
@@ -26,9 +27,10 @@ export const ENV_SECTIONS = {
   Webhooks: webhooksEnv,
   'Token exchange': exchangeEnv,
   'Secret scanning': secretScanningEnv,
+  Usage: usageEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...keyPoliciesEnv, ...webhooksEnv, ...exchangeEnv, ...secretScanningEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...keyPoliciesEnv, ...webhooksEnv, ...exchangeEnv, ...secretScanningEnv, ...usageEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -57,6 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...webhooksSettings(e),
     ...exchangeSettings(e),
     ...secretScanningSettings(e),
+    ...usageSettings(e),
   });
   const settingProblems = crossSettingProblems(config);
   if (settingProblems.length) throw new ConfigError(settingProblems);

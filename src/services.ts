@@ -41,6 +41,11 @@ import { ImportedKeyPresence } from './api-keys/imported-key-presence';
 import { SelfRevocation } from './key-leaks/self-revocation.service';
 import { SecretScanning } from './key-leaks/secret-scanning.service';
 import { GithubPublicKeys } from './key-leaks/github-public-keys';
+import { UsageCounter } from './usage/usage-counter';
+import { UsageRecorder } from './usage/usage-recorder';
+import { KeyUsageService } from './usage/usage.service';
+import { KeyVerifier } from './verification/key-verifier';
+import { VerifyReadAlong } from './verification/verify-read-along';
 
 export interface Services {
   db: Database;
@@ -82,6 +87,14 @@ export interface Services {
   selfRevocation: SelfRevocation;
   /** POST /api/v1/secret-scanning/github. */
   secretScanning: SecretScanning;
+  /** POST /api/v1/keys/verify. */
+  verifier: KeyVerifier;
+  /** The verify route's bearer check, which reads the presented key in the same round trip. */
+  verifyReadAlong: VerifyReadAlong;
+  /** GET /api/v1/api-keys/{appname}/usage. */
+  keyUsage: KeyUsageService;
+  /** Writes the usage counts (and batched last_used) summed in memory; started and stopped by the server. */
+  usageRecorder: UsageRecorder;
 }
 
 /** What the services are built with beside the configuration. */
@@ -115,9 +128,12 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const keyRoutesAuthenticator = new KeyReadAlong(db, authenticator);
   const appkeys = new ValidAppkeys(db, box);
   const credentials = new Credentials(db, config.bcryptCost);
-  const issuer = new TokenIssuer(signer, config);
+  // Usage counts (and verification's last_used): summed here, written in batches by the recorder (no database write per request).
+  const usageRecorder = new UsageRecorder(db, new UsageCounter(clock, config.usage.counting), { flushSeconds: config.usage.flushSeconds });
+  const usage = usageRecorder.counter;
+  const issuer = new TokenIssuer(signer, config, usage);
   const keyJudge = new KeyJudge(options.keyRateCounter ?? new MemoryKeyRateCounter(), clock);
-  const admissions = new KeyAdmissions(db, keyJudge);
+  const admissions = new KeyAdmissions(db, keyJudge, usage);
   const grants: TokenGrants = {
     apiKey: new ApiKeyGrant(
       db,
@@ -136,6 +152,7 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const users = new UsersService(db, config.bcryptCost, credentials);
   const policySettings = { clock, maxLifetimeDays: config.keyMaxLifetimeDays };
   const importedKeys = new ImportedKeyPresence(db);
+  const verifier = new KeyVerifier(db, keyJudge, usage, importedKeys);
   return {
     db,
     apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
@@ -167,5 +184,9 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     importedKeys,
     selfRevocation: new SelfRevocation(db, clock),
     secretScanning: new SecretScanning(db, new GithubPublicKeys(config.secretScanning.keysUrl, () => clock() * 1000), config.secretScanning.leakedKeyAction, clock),
+    verifier,
+    verifyReadAlong: new VerifyReadAlong(authenticator, verifier),
+    keyUsage: new KeyUsageService(db, clock),
+    usageRecorder,
   };
 }

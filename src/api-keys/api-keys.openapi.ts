@@ -14,6 +14,8 @@ import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppke
 import { putPolicyBody } from '../key-policies/policy.schemas';
 import { importApiKeysBody, MAX_IMPORTED_KEYS } from './key-import.schemas';
 import { keyPolicy, keyPolicyEnvelope } from '../key-policies/policy.responses';
+import { usageQuery } from '../usage/usage.schemas';
+import { usageEnvelope, usageInterval } from '../usage/usage.responses';
 
 /** A key operation: bearer token required, authenticated before anything else. */
 function keyOperation(operationId: string, summary: string, rest: Omit<OpenApiOperation, 'operationId' | 'summary' | 'tags' | 'security'>): OpenApiOperation {
@@ -35,6 +37,14 @@ function listQueryParameters() {
     after: 'Return only keys whose appname sorts strictly after this one (byte order).',
     prefix:
       'Return only keys whose appname starts with this (1 to 64 characters of a-z 0-9 . _ -, each literal: no wildcards). Combines with limit and after, which page through the filtered list.',
+  });
+}
+
+function usageQueryParameters() {
+  return parametersOf(usageQuery, 'query', {
+    interval: 'hour or day (UTC); day when omitted.',
+    since: 'Unix seconds, inclusive (its interval is counted whole); 30 days before until when omitted.',
+    until: 'Unix seconds, exclusive; now when omitted. At most 1000 intervals from since to until (else 400).',
   });
 }
 
@@ -61,7 +71,7 @@ function keyItemOperations(id: string, note: string) {
   };
 }
 
-/** The nine operations of apiKeysRouter, mounted at PATHS.apiKeys. */
+/** The operations of apiKeysRouter, mounted at PATHS.apiKeys. */
 export function describeApiKeyRoutes(): RoutesDescription {
   return {
     paths: {
@@ -118,11 +128,26 @@ export function describeApiKeyRoutes(): RoutesDescription {
           responses: { 200: ok('The policy as stored now.', 'KeyPolicyEnvelope'), ...errors(...BODY_ERRORS) },
         }),
       },
+      [`${PATHS.apiKeys}/{appname}/usage`]: {
+        parameters: [APPNAME],
+        get: keyOperation('v1_api_keys_appname_usage_get', "Get an API key's usage per hour or day", {
+          parameters: usageQueryParameters(),
+          responses: {
+            200: ok(
+              'One object per interval that had use, oldest first: tokens issued, verifications by code, refusals on the token routes by reason. Counts reach the database in batches (USAGE_FLUSH_SECONDS).',
+              'KeyUsageEnvelope',
+            ),
+            ...errors(...BODILESS_BEARER_ERRORS, 'NotFound'),
+          },
+        }),
+      },
     },
     requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody, PutKeyPolicyBody: putPolicyBody, ImportApiKeysBody: importApiKeysBody },
     responseSchemas: {
       KeyPolicy: keyPolicy,
       KeyPolicyEnvelope: keyPolicyEnvelope,
+      KeyUsageInterval: usageInterval,
+      KeyUsageEnvelope: usageEnvelope,
       ApiKeyRecord: apiKeyRecord,
       ApiKeyRecordWithAppkey: apiKeyRecordWithAppkey,
       ApiKeyEnvelope: apiKeyEnvelope,

@@ -15,6 +15,8 @@ import type { KeyPolicyService } from './key-policy.service';
 import type { KeyImportService } from './key-import.service';
 import { importApiKeysBody } from './key-import.schemas';
 import { putPolicyBody } from '../key-policies/policy.schemas';
+import { usageQuery } from '../usage/usage.schemas';
+import type { KeyUsageService } from '../usage/usage.service';
 
 /**
  * /api/v1/api-keys. Every route: the per-address limit of refused tokens (429) → authenticate (401) → the per-principal limit (429) → a method not
@@ -25,6 +27,7 @@ export function apiKeysRouter(
   service: ApiKeysService,
   policies: KeyPolicyService,
   imports: KeyImportService,
+  usage: KeyUsageService,
   authenticator: Authenticator,
   limits: RateLimits,
 ): Router {
@@ -100,6 +103,16 @@ export function apiKeysRouter(
       res.json(envelope(200, await policies.put(principalOf(res), appname, input, originOf(req))));
     })
     .all(methodNotAllowed(['GET', 'PUT']));
+
+  // The key's usage per hour or day, read by whoever may get the key.
+  router
+    .route('/:appname/usage')
+    .get(jsonBody, async function getKeyUsage(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      const query = parseInput(usageQuery, req.query, 'query');
+      res.json(envelope(200, await usage.get(principalOf(res), appname, query)));
+    })
+    .all(methodNotAllowed(['GET']));
 
   return router;
 }

@@ -13,6 +13,7 @@ import { describeHealthRoutes } from '../health/health.openapi';
 import { describeMetricsRoutes } from '../metrics/metrics.openapi';
 import { describeHomeRoutes } from '../home/home.openapi';
 import { describeKeyLeakRoutes } from '../key-leaks/key-leaks.openapi';
+import { describeVerifyRoutes } from '../verification/verify.openapi';
 import { errorBody, errorBodyOf } from './error.responses';
 import { componentSchemas, mergeDistinct, openApiDocumentOutline } from './openapi.schemas';
 
@@ -96,6 +97,7 @@ export interface OpenApiOptions {
 export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {}): OpenApiDocument {
   const described = [
     describeApiKeyRoutes(),
+    describeVerifyRoutes(),
     describeAuditEventRoutes(),
     describeWebhookRoutes(),
     describeUserRoutes(),

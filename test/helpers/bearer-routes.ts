@@ -65,6 +65,8 @@ export const BEARER_ROUTES: readonly BearerRoute[] = [
     allowed: { role: 'editor', status: 200 },
     forbidden: ['viewer', null],
   },
+  { method: 'get', path: '/api/v1/api-keys/{appname}/usage', allowed: { role: 'viewer', status: 200 }, forbidden: [null] },
+  { method: 'post', path: '/api/v1/keys/verify', body: () => ({ key: 'not-a-key-of-this-service' }), allowed: { role: 'viewer', status: 200 }, forbidden: [null] },
   { method: 'get', path: '/api/v1/audit-events', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
   { method: 'get', path: '/api/v1/webhooks', allowed: { role: 'admin', status: 200 }, forbidden: ['editor', 'viewer', null] },
   { method: 'post', path: '/api/v1/webhooks', body: () => WEBHOOK_BODY, allowed: { role: 'admin', status: 201 }, forbidden: ['editor', 'viewer', null] },

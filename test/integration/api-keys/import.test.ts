@@ -105,6 +105,25 @@ describe('POST /api/v1/api-keys/import', () => {
     expect((await authenticate(t, 'client_credentials, client_secret_post', { appname: key.appname, appkey: secret }, grants)).status).toBe(401);
   });
 
+  it('when an imported key is verified, then it is VALID with its roles and permissions, even one shaped like an appkey with a wrong checksum', async () => {
+    const secret = foreignSecret();
+    const key = importedKey(secret, { policy: { permissions: ['billing:read'] } });
+    // Another system's key that happens to look like an appkey of this service, its checksum wrong.
+    const ordinary = await createApiKey(t, { role: null });
+    const lookalike = ordinary.appkey.slice(0, -1) + (ordinary.appkey.endsWith('A') ? 'B' : 'A');
+    const lookalikeKey = importedKey(lookalike);
+    expect((await importKeys(t, [key, lookalikeKey])).status).toBe(201);
+    const viewer = await tokenForRole(t, 'viewer');
+    const verify = (k: string, extra: Record<string, unknown> = {}) => t.http().post('/api/v1/keys/verify').set(bearer(viewer)).send({ key: k, ...extra });
+
+    const imported = await verify(secret, { permissions: ['billing:read'] });
+    const shaped = await verify(lookalike);
+
+    expect(imported.body).toEqual(expect.objectContaining({ valid: true, code: 'VALID', appname: key.appname, roles: ['viewer'], permissions: ['billing:read'] }));
+    expect(shaped.body).toEqual(expect.objectContaining({ valid: true, code: 'VALID', appname: lookalikeKey.appname }));
+    expect((await verify(foreignSecret())).body).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
   it('when its holder revokes an imported key with its secret, then it is turned off', async () => {
     const secret = foreignSecret();
     const key = importedKey(secret);
