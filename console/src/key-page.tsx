@@ -79,7 +79,7 @@ export function KeyPage(props: { user: User; appname: string; onBack: () => void
   return (
     <section class="page" aria-labelledby="key-title">
       {back}
-      <div class="page-head">
+      <div class="page-head key-head">
         <h1 id="key-title" class="mono">
           {key.appname}
         </h1>
@@ -148,15 +148,18 @@ function KeyStanding(props: { policy: KeyPolicy }) {
 }
 
 const DAY_SECONDS = 86_400;
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'always' });
 
 /** An expiry as a local date and time, with how far off it is ("in 6 days") or that it has passed. */
 function Expiry(props: { at: number }) {
   const left = props.at - Date.now() / 1000;
   if (left <= 0) return <span class="status-expired">{localDateTime(props.at)} (expired)</span>;
-  const days = Math.floor(left / DAY_SECONDS);
-  const hours = Math.floor(left / 3600);
-  const soon = days >= 1 ? relative.format(days, 'day') : hours >= 1 ? relative.format(hours, 'hour') : relative.format(Math.max(1, Math.ceil(left / 60)), 'minute');
+  const soon =
+    left >= DAY_SECONDS
+      ? relative.format(Math.round(left / DAY_SECONDS), 'day')
+      : left >= 3600
+        ? relative.format(Math.round(left / 3600), 'hour')
+        : relative.format(Math.ceil(left / 60), 'minute');
   return (
     <>
       {localDateTime(props.at)} <span class="muted">({soon})</span>

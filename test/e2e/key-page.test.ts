@@ -33,8 +33,8 @@ describeInChromium("the key page's browser tests")("a key's page in Chromium", (
     built?.remove();
   });
 
-  async function createWithPolicy(policy: Record<string, unknown>, appname = randomName('page')) {
-    const res = await t.http().post(KEYS).set(bearer(await tokenForRole(t, 'admin'))).send({ appname, roles: ['viewer'], policy });
+  async function createWithPolicy(policy: Record<string, unknown>, appname = randomName('page'), description = '') {
+    const res = await t.http().post(KEYS).set(bearer(await tokenForRole(t, 'admin'))).send({ appname, description, roles: ['viewer'], policy });
     expect(res.status).toBe(201);
     return { appname, appkey: res.body.data.appkey as string };
   }
@@ -76,7 +76,8 @@ describeInChromium("the key page's browser tests")("a key's page in Chromium", (
 
   it('a key turned off by hand that has also expired says both, with the date it expired; one that expires later says when', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const off = await createWithPolicy({ enabled: false, expires_at: now + 2 });
+    // Named as in life: this page is in docs/console.md.
+    const off = await createWithPolicy({ enabled: false, expires_at: now + 2, permissions: ['reports:export'] }, randomName('legacy-exporter'), 'The old CSV export, replaced by reports-exporter');
     const later = await createWithPolicy({ expires_at: now + 6 * DAY + 3_600 });
     await new Promise((resolve) => setTimeout(resolve, 2_100));
 
@@ -94,10 +95,11 @@ describeInChromium("the key page's browser tests")("a key's page in Chromium", (
   });
 
   it('at 360 px wide a disabled key\'s page does not scroll sideways', async () => {
-    const key = await createWithPolicy({ enabled: false, expires_at: Math.floor(Date.now() / 1000) + 30 * DAY });
+    const key = await createWithPolicy({ enabled: false, expires_at: Math.floor(Date.now() / 1000) + 30 * DAY }, randomName('legacy-exporter'), 'The old CSV export, replaced by reports-exporter');
     const w = await openKeyPage(key.appname, { width: 360, height: 740 });
 
     await head(w).getByText('Disabled', { exact: true }).waitFor();
+    expect(await factOf(w, 'Expires')).toMatch(/\(in 30 days\)$/);
     expect(await scrollsSideways(w.page)).toBe(false);
     await w.screenshot('key-page-disabled-360px');
   });
