@@ -17,11 +17,13 @@ const FLOORS = [
   'metrics',
   'signing-keys',
   'key-policies', // a key's policy: its checks (the judge), rate counters, credits, and their SQL
+  'usage', // usage counts per key: summed in memory, flushed in batches; the usage route's service
   'dpop', // DPoP proofs (RFC 9449): checked with jose, spent once across instances
   'sessions',
   'bearer',
   'users',
   'api-keys',
+  'verification', // POST /api/v1/keys/verify: a key judged by the policies' own judge and counters
   'tokens',
   'oauth',
   'console-session', // the console's session route: its refresh token in a cookie

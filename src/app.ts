@@ -14,6 +14,7 @@ import { oauthRouter } from './oauth/oauth.router';
 import { oauthEndpointsRouter } from './oauth/oauth-endpoints.router';
 import { discoveryDocument } from './oauth/discovery';
 import { apiKeysRouter } from './api-keys/api-keys.router';
+import { verifyRouter } from './verification/verify.router';
 import { auditRouter } from './audit-events/audit-events.router';
 import { webhooksRouter } from './webhooks/webhooks.router';
 import type { RateLimits } from './http/rate-limits';
@@ -58,7 +59,8 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   app.use(securityHeaders());
 
   // Busiest first: every request walks the routers in this order until one matches.
-  app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyPolicies, services.keyRoutesAuthenticator, rateLimits));
+  app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyPolicies, services.keyUsage, services.keyRoutesAuthenticator, rateLimits));
+  app.use(verifyRouter(services.verifier, services.authenticator, rateLimits));
   app.use(tokensRouter(services.grants, rateLimits, services.dpop));
   app.use(jwksRouter(services.signingKeys));
   app.use(

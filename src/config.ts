@@ -10,6 +10,7 @@ import { keyPoliciesEnv, keyPoliciesSettings } from './config/key-policies.env';
 import { redisEnv, redisSettings } from './config/redis.env';
 import { webhooksEnv, webhooksSettings } from './config/webhooks.env';
 import { exchangeEnv, exchangeSettings } from './config/exchange.env';
+import { usageEnv, usageSettings } from './config/usage.env';
 
 export type * from './config/config.types';
 
@@ -24,9 +25,10 @@ export const ENV_SECTIONS = {
   'Key policies': keyPoliciesEnv,
   Webhooks: webhooksEnv,
   'Token exchange': exchangeEnv,
+  Usage: usageEnv,
 } as const;
 
-const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...keyPoliciesEnv, ...webhooksEnv, ...exchangeEnv });
+const envSchema = z.object({ ...serverEnv, ...databaseEnv, ...secretsEnv, ...tokensEnv, ...rateLimitsEnv, ...redisEnv, ...keyPoliciesEnv, ...webhooksEnv, ...exchangeEnv, ...usageEnv });
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -54,6 +56,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...redisSettings(e),
     ...webhooksSettings(e),
     ...exchangeSettings(e),
+    ...usageSettings(e),
   });
   const settingProblems = crossSettingProblems(config);
   if (settingProblems.length) throw new ConfigError(settingProblems);

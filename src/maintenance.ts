@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './key-policies/policy';
 import { SYSTEM_CONTEXT } from './shared/audit-context';
 import { pruneFinishedDeliveries } from './webhooks/deliveries.repository';
 import { deleteSpentDpopProofs } from './dpop/proof-replay';
+import { pruneUsage } from './usage/usage.repository';
 
 /** Rows one batch deletes at most: a large backlog is pruned in short transactions that never hold many row locks. */
 export const PRUNING_BATCH_SIZE = 1_000;
@@ -23,11 +24,13 @@ export interface MaintenanceSettings {
   clockTolerance: number;
   /** Delivered and failed webhook messages are kept this many days (WEBHOOK_RETENTION_DAYS). */
   webhookRetentionDays: number;
+  /** Usage counts are kept this many days (USAGE_RETENTION_DAYS); 400 when omitted. */
+  usageRetentionDays?: number;
   /** The key policies' clock, for the idle rule and expiries (default: the system's). */
   clock?: Clock;
 }
 
-export type PruningJob = 'idleKeys' | 'expiredKeys' | 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries';
+export type PruningJob = 'idleKeys' | 'expiredKeys' | 'replayRecords' | 'dpopProofs' | 'sessions' | 'graces' | 'auditEvents' | 'webhookDeliveries' | 'usage';
 
 export interface MaintenanceReport {
   /**
@@ -55,6 +58,7 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
     // with a retention of 0 the function deletes nothing and the batch comes back 0.
     ['auditEvents', (tx, n) => pruneAuditEvents(tx, n)],
     ['webhookDeliveries', (tx, n) => pruneFinishedDeliveries(tx, settings.webhookRetentionDays, n)],
+    ['usage', (tx, n) => pruneUsage(tx, settings.usageRetentionDays ?? 400, n)],
   ];
 }
 
@@ -62,7 +66,7 @@ function jobsOf(settings: MaintenanceSettings): [PruningJob, Prune][] {
  * One round: keys idle past their policy's rule turned off, keys past their expiry recorded
  * (api_key.expired, once each), then pruning of spent replay records (of request tokens and of DPoP
  * proofs), ended sessions, ended graces, audit events past their retention and finished webhook
- * messages past theirs, each in batches of at most `batchSize` rows until a batch comes back short. Each
+ * messages past theirs, and usage counts past USAGE_RETENTION_DAYS, each in batches of at most `batchSize` rows until a batch comes back short. Each
  * batch is its own transaction and first takes a transaction-scoped advisory lock (which works
  * through PgBouncer's transaction pooling, unlike a session lock): when another instance holds it,
  * this round stops, so N instances never prune the same rows at once and most rounds cost the others
@@ -76,7 +80,7 @@ export async function runMaintenance(
   const batchSize = options.batchSize ?? PRUNING_BATCH_SIZE;
   const report: MaintenanceReport = {
     skipped: false,
-    batches: { idleKeys: [], expiredKeys: [], replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [] },
+    batches: { idleKeys: [], expiredKeys: [], replayRecords: [], dpopProofs: [], sessions: [], graces: [], auditEvents: [], webhookDeliveries: [], usage: [] },
   };
   for (const [job, prune] of jobsOf(settings)) {
     for (;;) {

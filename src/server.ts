@@ -72,10 +72,12 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       intervalSeconds: config.maintenanceIntervalSeconds,
       clockTolerance: config.clockTolerance,
       webhookRetentionDays: config.webhooks.retentionDays,
+      usageRetentionDays: config.usage.retentionDays,
       clock: services.clock,
     });
     const dispatcher = services.webhooks.dispatcher(logger, { onOutcome: metrics?.webhookOutcome, onLag: metrics?.webhookLag });
     dispatcher.start();
+    services.usageRecorder?.start(logger);
     if (config.webhooks.allowInsecure && config.env === 'production') {
       logger.warn('WEBHOOK_ALLOW_INSECURE=true: webhook endpoints may use http: and non-public addresses; this is meant for development and tests');
     }
@@ -87,10 +89,10 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       services,
       metrics,
       metricsUrl,
-      // The pool closes once pruning and the dispatcher (whose last sends record their outcomes) have stopped.
+      // The pool closes once pruning, the dispatcher (whose last sends record their outcomes) and the usage counts' last flush have stopped.
       stop: () =>
         stop(server, config.shutdownTimeoutSeconds, logger, [
-          () => Promise.all([stopMaintenance(), dispatcher.stop()]).finally(() => services.db.close()),
+          () => Promise.all([stopMaintenance(), dispatcher.stop(), services.usageRecorder?.stop()]).finally(() => services.db.close()),
           ...cleanups,
         ]),
     };

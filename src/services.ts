@@ -36,6 +36,11 @@ import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
 import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
 import { WebhooksService } from './webhooks/webhooks.service';
 import { SEALED_WEBHOOK_SECRETS } from './webhooks/webhooks.repository';
+import { UNCOUNTED, UsageCounter } from './usage/usage-counter';
+import { UsageRecorder } from './usage/usage-recorder';
+import { KeyUsageService } from './usage/usage.service';
+import { KeyVerifier } from './verification/key-verifier';
+import { NO_IMPORTED_KEYS } from './verification/imported-key-presence';
 
 export interface Services {
   db: Database;
@@ -66,6 +71,12 @@ export interface Services {
   sealedSecrets: () => Promise<SealedCensus>;
   /** The endpoints API, and the dispatcher of their messages (started by the server). */
   webhooks: WebhooksService;
+  /** POST /api/v1/keys/verify. */
+  verifier: KeyVerifier;
+  /** GET /api/v1/api-keys/{appname}/usage. */
+  keyUsage: KeyUsageService;
+  /** Writes the usage counts (and batched last_used) summed in memory; started and stopped by the server. Absent with USAGE_COUNTING=false. */
+  usageRecorder: UsageRecorder | undefined;
 }
 
 /** What the services are built with beside the configuration. */
@@ -99,9 +110,12 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const keyRoutesAuthenticator = new KeyReadAlong(db, authenticator);
   const appkeys = new ValidAppkeys(db, box);
   const credentials = new Credentials(db, config.bcryptCost);
-  const issuer = new TokenIssuer(signer, config);
+  // Usage counts: summed here, written in batches by the recorder (no database write per request).
+  const usageRecorder = config.usage.counting ? new UsageRecorder(db, new UsageCounter(clock), { flushSeconds: config.usage.flushSeconds }) : undefined;
+  const usage = usageRecorder?.counter ?? UNCOUNTED;
+  const issuer = new TokenIssuer(signer, config, usage);
   const keyJudge = new KeyJudge(options.keyRateCounter ?? new MemoryKeyRateCounter(), clock);
-  const admissions = new KeyAdmissions(db, keyJudge);
+  const admissions = new KeyAdmissions(db, keyJudge, usage);
   const grants: TokenGrants = {
     apiKey: new ApiKeyGrant(
       db,
@@ -145,5 +159,9 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     clock,
     sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS, ...SEALED_WEBHOOK_SECRETS]),
     webhooks: new WebhooksService(db, box, config.webhooks),
+    // NO_IMPORTED_KEYS: until import is merged, no imported key exists (see imported-key-presence.ts).
+    verifier: new KeyVerifier(db, keyJudge, usage, NO_IMPORTED_KEYS),
+    keyUsage: new KeyUsageService(db, clock),
+    usageRecorder,
   };
 }

@@ -13,6 +13,8 @@ import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, up
 import { apiKeyEnvelope, apiKeyListEnvelope, apiKeyRecord, apiKeyRecordWithAppkey, apiKeyWithAppkeyEnvelope } from './api-keys.responses';
 import { putPolicyBody } from '../key-policies/policy.schemas';
 import { keyPolicy, keyPolicyEnvelope } from '../key-policies/policy.responses';
+import { usageQuery } from '../usage/usage.schemas';
+import { usageEnvelope, usageInterval } from '../usage/usage.responses';
 
 /** A key operation: bearer token required, authenticated before anything else. */
 function keyOperation(operationId: string, summary: string, rest: Omit<OpenApiOperation, 'operationId' | 'summary' | 'tags' | 'security'>): OpenApiOperation {
@@ -37,6 +39,14 @@ function listQueryParameters() {
   });
 }
 
+function usageQueryParameters() {
+  return parametersOf(usageQuery, 'query', {
+    interval: 'hour or day (UTC); day when omitted.',
+    since: 'Unix seconds, inclusive (its interval is counted whole); 30 days before until when omitted.',
+    until: 'Unix seconds, exclusive; now when omitted. At most 1000 intervals from since to until (else 400).',
+  });
+}
+
 function regenQueryParameters() {
   return parametersOf(regenApiKeyQuery, 'query', {
     grace_seconds:
@@ -44,7 +54,7 @@ function regenQueryParameters() {
   });
 }
 
-/** The eight operations of apiKeysRouter, mounted at PATHS.apiKeys. */
+/** The operations of apiKeysRouter, mounted at PATHS.apiKeys. */
 export function describeApiKeyRoutes(): RoutesDescription {
   return {
     paths: {
@@ -98,11 +108,26 @@ export function describeApiKeyRoutes(): RoutesDescription {
           responses: { 200: ok('The policy as stored now.', 'KeyPolicyEnvelope'), ...errors(...BODY_ERRORS) },
         }),
       },
+      [`${PATHS.apiKeys}/{appname}/usage`]: {
+        parameters: [APPNAME],
+        get: keyOperation('v1_api_keys_appname_usage_get', "Get an API key's usage per hour or day", {
+          parameters: usageQueryParameters(),
+          responses: {
+            200: ok(
+              'One object per interval that had use, oldest first: tokens issued, verifications by code, refusals on the token routes by reason. Counts reach the database in batches (USAGE_FLUSH_SECONDS).',
+              'KeyUsageEnvelope',
+            ),
+            ...errors(...BODILESS_BEARER_ERRORS, 'NotFound'),
+          },
+        }),
+      },
     },
     requestSchemas: { CreateApiKeyBody: createApiKeyBody, UpdateApiKeyBody: updateApiKeyBody, PutKeyPolicyBody: putPolicyBody },
     responseSchemas: {
       KeyPolicy: keyPolicy,
       KeyPolicyEnvelope: keyPolicyEnvelope,
+      KeyUsageInterval: usageInterval,
+      KeyUsageEnvelope: usageEnvelope,
       ApiKeyRecord: apiKeyRecord,
       ApiKeyRecordWithAppkey: apiKeyRecordWithAppkey,
       ApiKeyEnvelope: apiKeyEnvelope,

@@ -162,6 +162,7 @@ export async function replaceApiKeySecret(
         SET description = $2, role = $3, key_digest = $4, key_ciphertext = $5, updated_at = now(),
             key_generation = key_generation + 1,
             previous_key_ciphertext = CASE WHEN $6::int > 0 THEN key_ciphertext END,
+            previous_key_digest = CASE WHEN $6::int > 0 THEN key_digest END,
             previous_key_valid_until = CASE WHEN $6::int > 0 THEN clock_timestamp() + make_interval(secs => $6::int) END
       WHERE appname = $1
       RETURNING ${COLUMNS}, previous_key_valid_until`,
@@ -173,7 +174,7 @@ export async function replaceApiKeySecret(
 /** Forgets previous appkeys whose grace is over: they can no longer verify anything. */
 export async function clearEndedGraces(q: Queryable, batchSize: number): Promise<number> {
   const { rowCount } = await q.query(
-    `UPDATE api_keys SET previous_key_ciphertext = NULL, previous_key_valid_until = NULL
+    `UPDATE api_keys SET previous_key_ciphertext = NULL, previous_key_digest = NULL, previous_key_valid_until = NULL
       WHERE id IN (SELECT id FROM api_keys WHERE previous_key_valid_until IS NOT NULL AND NOT ${previousAppkeyValid('api_keys')} LIMIT $1)`,
     [batchSize],
   );

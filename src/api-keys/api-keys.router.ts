@@ -13,13 +13,15 @@ import { appnameParams, createApiKeyBody, listApiKeysQuery, regenApiKeyQuery, up
 import type { ApiKeysService } from './api-keys.service';
 import type { KeyPolicyService } from './key-policy.service';
 import { putPolicyBody } from '../key-policies/policy.schemas';
+import { usageQuery } from '../usage/usage.schemas';
+import type { KeyUsageService } from '../usage/usage.service';
 
 /**
  * /api/v1/api-keys. Every route: the per-address limit of refused tokens (429) → authenticate (401) → the per-principal limit (429) → a method not
  * served (405) → body parsing, for every method, as a body on a GET or DELETE is checked too
  * (415/413/400) → validation (400) → the service, which decides authorisation (403) before existence (404).
  */
-export function apiKeysRouter(service: ApiKeysService, policies: KeyPolicyService, authenticator: Authenticator, limits: RateLimits): Router {
+export function apiKeysRouter(service: ApiKeysService, policies: KeyPolicyService, usage: KeyUsageService, authenticator: Authenticator, limits: RateLimits): Router {
   const router = Router();
 
   // Spread: router.use() would take a leading empty array (limits off) for a path.
@@ -84,6 +86,16 @@ export function apiKeysRouter(service: ApiKeysService, policies: KeyPolicyServic
       res.json(envelope(200, await policies.put(principalOf(res), appname, input, originOf(req))));
     })
     .all(methodNotAllowed(['GET', 'PUT']));
+
+  // The key's usage per hour or day, read by whoever may get the key.
+  router
+    .route('/:appname/usage')
+    .get(jsonBody, async function getKeyUsage(req: Request, res: Response) {
+      const { appname } = parseInput(appnameParams, req.params, 'params');
+      const query = parseInput(usageQuery, req.query, 'query');
+      res.json(envelope(200, await usage.get(principalOf(res), appname, query)));
+    })
+    .all(methodNotAllowed(['GET']));
 
   return router;
 }

@@ -68,6 +68,16 @@ export interface Config {
   readonly console: ConsoleSettings;
   readonly apiReference: ApiReferenceSettings;
   readonly webhooks: WebhookSettings;
+  readonly usage: UsageSettings;
+}
+
+export interface UsageSettings {
+  /** USAGE_FLUSH_SECONDS: how often the counts summed in memory are written (the most a crash loses). */
+  readonly flushSeconds: number;
+  /** USAGE_RETENTION_DAYS: counts older than this are pruned by the maintenance pass. */
+  readonly retentionDays: number;
+  /** USAGE_COUNTING: false counts nothing (for the bench's measure of what counting costs). */
+  readonly counting: boolean;
 }
 
 export interface WebhookSettings {

@@ -12,6 +12,7 @@ import { describeJwksRoutes } from '../signing-keys/jwks.openapi';
 import { describeHealthRoutes } from '../health/health.openapi';
 import { describeMetricsRoutes } from '../metrics/metrics.openapi';
 import { describeHomeRoutes } from '../home/home.openapi';
+import { describeVerifyRoutes } from '../verification/verify.openapi';
 import { errorBody, errorBodyOf } from './error.responses';
 import { componentSchemas, mergeDistinct, openApiDocumentOutline } from './openapi.schemas';
 
@@ -95,6 +96,7 @@ export interface OpenApiOptions {
 export function buildOpenApiDocument(issuer: string, options: OpenApiOptions = {}): OpenApiDocument {
   const described = [
     describeApiKeyRoutes(),
+    describeVerifyRoutes(),
     describeAuditEventRoutes(),
     describeWebhookRoutes(),
     describeUserRoutes(),

@@ -1,6 +1,7 @@
 /** Every route's path, once: the routers serve these; discovery, metrics and the app refer to them. */
 export const PATHS = {
   apiKeys: '/api/v1/api-keys',
+  keysVerify: '/api/v1/keys/verify',
   auditEvents: '/api/v1/audit-events',
   webhooks: '/api/v1/webhooks',
   users: '/api/v1/users',

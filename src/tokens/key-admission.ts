@@ -7,6 +7,7 @@ import type { KeyAppkeys } from '../api-keys/valid-appkeys';
 import { KeyRefusedError, KeyThrottledError } from '../shared/errors';
 import type { KeyRefusal } from '../shared/key-refusals';
 import type { RequestOrigin } from '../shared/audit-context';
+import { UNCOUNTED, type KeyUsageCounts } from '../usage/usage-counter';
 
 /**
  * One authentication of an API key, from one request, on any path a key authenticates by: the key
@@ -24,6 +25,7 @@ export class KeyAuthentication {
     private readonly db: Database,
     judge: KeyJudge,
     private readonly origin: RequestOrigin,
+    private readonly usage: KeyUsageCounts,
   ) {
     this.use = judge.use();
   }
@@ -67,6 +69,7 @@ export class KeyAuthentication {
   }
 
   private async refuse(key: KeyAppkeys, reason: KeyRefusal, retryAfter: number | undefined): Promise<never> {
+    this.usage.refusal(key.id, reason);
     await recordAuditEvent(
       this.db,
       { ...this.origin, actor: `api_key:${key.appname}` },
@@ -82,9 +85,11 @@ export class KeyAdmissions {
   constructor(
     private readonly db: Database,
     private readonly judge: KeyJudge,
+    /** Where refusals are counted by reason (usage), besides their audit event. */
+    private readonly usage: KeyUsageCounts = UNCOUNTED,
   ) {}
 
   begin(origin: RequestOrigin): KeyAuthentication {
-    return new KeyAuthentication(this.db, this.judge, origin);
+    return new KeyAuthentication(this.db, this.judge, origin, this.usage);
   }
 }

@@ -5,6 +5,7 @@ import type { SessionTimes } from '../sessions/statement-parts';
 import type { RequestOrigin } from '../shared/audit-context';
 import { heldScope, type PrincipalType, type Role } from '../shared/principals';
 import type { OAuthTokenResponse } from './tokens.responses';
+import { UNCOUNTED, type KeyUsageCounts } from '../usage/usage-counter';
 
 /** How long what a login issues lives, in seconds. */
 export interface SessionLifetimes {
@@ -75,6 +76,8 @@ export class TokenIssuer {
   constructor(
     private readonly signer: TokenSigner,
     private readonly lifetimes: SessionLifetimes,
+    /** Counts every token issued to an API key (usage), in memory. */
+    private readonly usage: KeyUsageCounts = UNCOUNTED,
   ) {}
 
   /** A session about to be opened: fresh ids, the configured lifetimes, and the moment its tokens are stamped with. */
@@ -112,6 +115,7 @@ export class TokenIssuer {
     const scope = heldScope(subject.role, what.scope ?? null, undefined, subject.permissions);
     const identity = { sub: subject.id, sid: sessionId, preferred_username: subject.name, principal_type: subject.type };
     const bound = confirmation(what.dpopJkt);
+    if (subject.type === 'api_key') this.usage.token(subject.id);
     const [accessToken, refreshToken, idToken] = await Promise.all([
       this.signer.sign(
         'Bearer',
@@ -143,6 +147,7 @@ export class TokenIssuer {
    */
   async issueExchanged(subject: TokenSubject, token: ExchangedToken): Promise<OAuthTokenResponse> {
     const { now } = token;
+    if (subject.type === 'api_key') this.usage.token(subject.id);
     const exp = Math.min(now + this.lifetimes.accessTokenTtl, token.notAfter);
     // The one rule of issue(): never more than the subject's role grants now.
     const scope = heldScope(subject.role, token.scope, undefined, subject.permissions);
