@@ -4,6 +4,7 @@ import { localDateTime } from './format';
 import { PolicyForm } from './policy-form';
 import { call, type User } from './session';
 import { statusOf, StatusBadge } from './key-status';
+import { UsageSection } from './usage-section';
 
 const keyPath = (appname: string) => `/api/v1/api-keys/${encodeURIComponent(appname)}`;
 
@@ -106,6 +107,7 @@ export function KeyPage(props: { user: User; appname: string; onBack: () => void
           <dd>{policy.expires_at === null ? <span class="muted">never</span> : <Expiry at={policy.expires_at} />}</dd>
         </div>
       </dl>
+      <UsageSection appname={key.appname} />
       <section class="panel" aria-labelledby="policy-title">
         <h2 id="policy-title">Policy</h2>
         <PolicyForm appname={key.appname} policy={policy} editable={reason === undefined} reason={reason} onSaved={(saved) => setLoaded({ key, policy: saved })} />
