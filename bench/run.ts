@@ -29,6 +29,7 @@ import { millionScenarios, MILLION_IDS, pagingRun, PAGING_ID, type PagingResult 
 import { policyScenario } from './scenarios/key-policies';
 import { webhooksScenario } from './scenarios/webhooks';
 import { exchangeDpopScenarios } from './scenarios/exchange-dpop';
+import { verificationScenarios, millionVerifyScenario } from './scenarios/verification';
 
 const RSS_TARGET = 1.2;
 
@@ -59,7 +60,7 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const only = value('--only')?.split(',');
-  const known = [...scenarios.map((s) => s.id), policyScenario.id, ...exchangeDpopScenarios.map((s) => s.id), webhooksScenario.id, ...MILLION_IDS, PAGING_ID];
+  const known = [...scenarios.map((s) => s.id), policyScenario.id, ...exchangeDpopScenarios.map((s) => s.id), webhooksScenario.id, ...verificationScenarios.map((s) => s.id), ...MILLION_IDS, 'million-verify', PAGING_ID];
   const unknown = only?.filter((id) => !known.includes(id));
   if (unknown?.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
   return {
@@ -186,7 +187,7 @@ async function runScenario(s: Scenario, ctx: BenchContext, o: Options): Promise<
     rssRatio,
     throughputMet: median.ratio >= s.target,
     rssMet: rssTarget === null || rssRatio <= rssTarget,
-    extra: s.extra?.(),
+    extra: s.extra?.(median),
   };
 }
 
@@ -261,7 +262,7 @@ async function machine(db: string) {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  const selected = [...scenarios, policyScenario, ...exchangeDpopScenarios, webhooksScenario, ...millionScenarios(o.millionKeys)].filter(
+  const selected = [...scenarios, policyScenario, ...exchangeDpopScenarios, webhooksScenario, ...verificationScenarios, ...millionScenarios(o.millionKeys), millionVerifyScenario(o.millionKeys)].filter(
     (s) => !o.only || o.only.includes(s.id),
   );
   const paging = !o.only || o.only.includes(PAGING_ID);

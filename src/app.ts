@@ -60,7 +60,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
 
   // Busiest first: every request walks the routers in this order until one matches.
   app.use(PATHS.apiKeys, apiKeysRouter(services.apiKeys, services.keyPolicies, services.keyUsage, services.keyRoutesAuthenticator, rateLimits));
-  app.use(verifyRouter(services.verifier, services.authenticator, rateLimits));
+  app.use(verifyRouter(services.verifier, services.verifyReadAlong, rateLimits));
   app.use(tokensRouter(services.grants, rateLimits, services.dpop));
   app.use(jwksRouter(services.signingKeys));
   app.use(

@@ -77,7 +77,7 @@ export async function startServer(config: Config, logger: Logger, options: { cre
     });
     const dispatcher = services.webhooks.dispatcher(logger, { onOutcome: metrics?.webhookOutcome, onLag: metrics?.webhookLag });
     dispatcher.start();
-    services.usageRecorder?.start(logger);
+    services.usageRecorder.start(logger);
     if (config.webhooks.allowInsecure && config.env === 'production') {
       logger.warn('WEBHOOK_ALLOW_INSECURE=true: webhook endpoints may use http: and non-public addresses; this is meant for development and tests');
     }
@@ -92,7 +92,7 @@ export async function startServer(config: Config, logger: Logger, options: { cre
       // The pool closes once pruning, the dispatcher (whose last sends record their outcomes) and the usage counts' last flush have stopped.
       stop: () =>
         stop(server, config.shutdownTimeoutSeconds, logger, [
-          () => Promise.all([stopMaintenance(), dispatcher.stop(), services.usageRecorder?.stop()]).finally(() => services.db.close()),
+          () => Promise.all([stopMaintenance(), dispatcher.stop(), services.usageRecorder.stop()]).finally(() => services.db.close()),
           ...cleanups,
         ]),
     };

@@ -36,11 +36,12 @@ import { SEALED_APPKEYS } from './api-keys/api-keys.repository';
 import { SEALED_SIGNING_KEYS } from './signing-keys/signing-keys.repository';
 import { WebhooksService } from './webhooks/webhooks.service';
 import { SEALED_WEBHOOK_SECRETS } from './webhooks/webhooks.repository';
-import { UNCOUNTED, UsageCounter } from './usage/usage-counter';
+import { UsageCounter } from './usage/usage-counter';
 import { UsageRecorder } from './usage/usage-recorder';
 import { KeyUsageService } from './usage/usage.service';
 import { KeyVerifier } from './verification/key-verifier';
 import { NO_IMPORTED_KEYS } from './verification/imported-key-presence';
+import { VerifyReadAlong } from './verification/verify-read-along';
 
 export interface Services {
   db: Database;
@@ -73,10 +74,12 @@ export interface Services {
   webhooks: WebhooksService;
   /** POST /api/v1/keys/verify. */
   verifier: KeyVerifier;
+  /** The verify route's bearer check, which reads the presented key in the same round trip. */
+  verifyReadAlong: VerifyReadAlong;
   /** GET /api/v1/api-keys/{appname}/usage. */
   keyUsage: KeyUsageService;
-  /** Writes the usage counts (and batched last_used) summed in memory; started and stopped by the server. Absent with USAGE_COUNTING=false. */
-  usageRecorder: UsageRecorder | undefined;
+  /** Writes the usage counts (and batched last_used) summed in memory; started and stopped by the server. */
+  usageRecorder: UsageRecorder;
 }
 
 /** What the services are built with beside the configuration. */
@@ -110,9 +113,9 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   const keyRoutesAuthenticator = new KeyReadAlong(db, authenticator);
   const appkeys = new ValidAppkeys(db, box);
   const credentials = new Credentials(db, config.bcryptCost);
-  // Usage counts: summed here, written in batches by the recorder (no database write per request).
-  const usageRecorder = config.usage.counting ? new UsageRecorder(db, new UsageCounter(clock), { flushSeconds: config.usage.flushSeconds }) : undefined;
-  const usage = usageRecorder?.counter ?? UNCOUNTED;
+  // Usage counts (and verification's last_used): summed here, written in batches by the recorder (no database write per request).
+  const usageRecorder = new UsageRecorder(db, new UsageCounter(clock, config.usage.counting), { flushSeconds: config.usage.flushSeconds });
+  const usage = usageRecorder.counter;
   const issuer = new TokenIssuer(signer, config, usage);
   const keyJudge = new KeyJudge(options.keyRateCounter ?? new MemoryKeyRateCounter(), clock);
   const admissions = new KeyAdmissions(db, keyJudge, usage);
@@ -132,6 +135,8 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
   // Request tokens as client libraries send them: up to an hour, for the issuer or this endpoint.
   const assertionRules = { audiences: [config.issuer, `${config.issuer}${PATHS.oauthToken}`], maxLifetimeSeconds: 3600, clockTolerance: config.clockTolerance };
   const users = new UsersService(db, config.bcryptCost, credentials);
+  // NO_IMPORTED_KEYS: until import is merged, no imported key exists (see imported-key-presence.ts).
+  const verifier = new KeyVerifier(db, keyJudge, usage, NO_IMPORTED_KEYS);
   return {
     db,
     apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),
@@ -159,8 +164,8 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     clock,
     sealedSecrets: () => takeSealedCensus(db, box, [...SEALED_SIGNING_KEYS, ...SEALED_APPKEYS, ...SEALED_WEBHOOK_SECRETS]),
     webhooks: new WebhooksService(db, box, config.webhooks),
-    // NO_IMPORTED_KEYS: until import is merged, no imported key exists (see imported-key-presence.ts).
-    verifier: new KeyVerifier(db, keyJudge, usage, NO_IMPORTED_KEYS),
+    verifier,
+    verifyReadAlong: new VerifyReadAlong(authenticator, verifier),
     keyUsage: new KeyUsageService(db, clock),
     usageRecorder,
   };

@@ -44,14 +44,14 @@ export interface Scenario {
   /** Peak RSS ours/floor must stay within this; null: not judged (a rival's memory is its own business). Default 1.2. */
   rssTarget?: number | null;
   setup: (ctx: BenchContext) => Promise<{ ours: Side; floor: Side }>;
-  /** A target beyond throughput, judged once the rounds are over (e.g. a lag sampled during them). */
-  extra?: () => { met: boolean; text: string };
+  /** A target beyond throughput, judged once the rounds are over (e.g. a lag sampled during them, or the median round's p99s). */
+  extra?: (median: { ours: { p99: number }; floor: { p99: number } }) => { met: boolean; text: string };
 }
 
 const FLOOR_DIR = path.join(ROOT, 'dist', 'bench-floor');
 
 /** A floor app, with the service's node flags (so --cpu-prof profiles both sides). */
-function startFloor(kind: string, ctx: BenchContext, env: Record<string, string> = {}): Promise<ServerHandle> {
+export function startFloor(kind: string, ctx: BenchContext, env: Record<string, string> = {}): Promise<ServerHandle> {
   const floorEnv = {
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl(ctx.datasets.main.db),

@@ -29,7 +29,7 @@ export interface KeyUsageCounts {
   pendingLastUsed(keyId: string): number | undefined;
 }
 
-/** Counts nothing (USAGE_COUNTING=false, and services built without a recorder). */
+/** Counts nothing and stamps nothing: the default of the classes that report use, when built without a counter. */
 export const UNCOUNTED: KeyUsageCounts = {
   token: () => undefined,
   verification: () => undefined,
@@ -55,18 +55,22 @@ export class UsageCounter implements KeyUsageCounts {
   /** Counts dropped because MAX_HELD_COUNTS was reached, since the last flush. */
   dropped = 0;
 
-  constructor(private readonly clock: () => number) {}
+  /** `counting` false (USAGE_COUNTING=false): no counts are kept; the batched `last_used` stamps still are. */
+  constructor(
+    private readonly clock: () => number,
+    private readonly counting = true,
+  ) {}
 
   token(keyId: string): void {
-    this.add(keyId, 'tokens', 1);
+    if (this.counting) this.add(keyId, 'tokens', 1);
   }
 
   verification(keyId: string, code: VerifyCode): void {
-    this.add(keyId, `verification:${code}`, 1);
+    if (this.counting) this.add(keyId, `verification:${code}`, 1);
   }
 
   refusal(keyId: string, reason: KeyRefusal): void {
-    this.add(keyId, `refused:${reason}`, 1);
+    if (this.counting) this.add(keyId, `refused:${reason}`, 1);
   }
 
   used(keyId: string, at: number): void {

@@ -31,7 +31,7 @@ export class KeyUsageService {
     if (since >= until) throw badRequest(query.until !== undefined ? 'query.until: must be after since' : 'query.since: must be before until (now when omitted)');
     const from = Math.floor(since / size) * size;
     if (Math.ceil((until - from) / size) > MAX_INTERVALS) {
-      throw badRequest(`query.since: at most ${MAX_INTERVALS} intervals of a ${query.interval} per answer; ask for a later since or a larger interval`);
+      throw badRequest(`query.since: at most ${MAX_INTERVALS} ${query.interval}s per answer; ask for a later since or a larger interval`);
     }
     const keyId = await findKeyId(this.db, appname);
     if (!keyId) throw notFound(`API key "${appname}" not found`);

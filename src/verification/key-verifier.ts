@@ -15,6 +15,7 @@ import { findKeyByDigest, type VerifiedKeyRow } from './verify.repository';
 import type { ImportedKeyPresence } from './imported-key-presence';
 import type { VerifyKeyInput } from './verify.schemas';
 import type { VerifyKeyResult } from './verify.responses';
+import type { KeyReadAlong } from './verify-read-along';
 
 const STANDING_CODES = { disabled: 'DISABLED', idle: 'DISABLED', expired: 'EXPIRED', address_not_allowed: 'ADDRESS_NOT_ALLOWED' } as const;
 /** A key whose policy keeps changing under the spend is read again at most this often before the call fails. */
@@ -35,14 +36,29 @@ export class KeyVerifier {
     private readonly imported: ImportedKeyPresence,
   ) {}
 
-  async verify(principal: Principal, input: VerifyKeyInput): Promise<VerifyKeyResult> {
+  /**
+   * Whether `key` must be looked up: a string of our prefix with a wrong checksum is no key we made
+   * and is answered NOT_FOUND without a database read, unless an imported key may look like one.
+   */
+  looksUp(key: string): boolean {
+    return !(key.startsWith(APPKEY_PREFIX) && !isWellFormedAppkey(key) && !this.imported.mayHoldImportedKeys());
+  }
+
+  /** The moment a verification starting now is judged at (the policies' clock). */
+  now(): number {
+    return this.judge.clock();
+  }
+
+  /** `alongside`: the key as the bearer check's statement read it (VerifyReadAlong), used for the first read when it is of this key. */
+  async verify(principal: Principal, input: VerifyKeyInput, alongside?: KeyReadAlong): Promise<VerifyKeyResult> {
     if (!allows.read(principal)) throw forbidden();
-    // A string of our prefix with a wrong checksum is no key we made: no database read (unless an imported key may look like one).
-    if (input.key.startsWith(APPKEY_PREFIX) && !isWellFormedAppkey(input.key) && !this.imported.mayHoldImportedKeys()) return notFound();
+    if (!this.looksUp(input.key)) return notFound();
     const digest = sha256(input.key);
     const use = this.judge.use();
+    let readAlong = alongside?.digest.equals(digest) ? alongside : undefined;
     for (let read = 1; ; read++) {
-      const key = await findKeyByDigest(this.db, digest, use.now);
+      const key = readAlong ? readAlong.key : await findKeyByDigest(this.db, digest, use.now);
+      readAlong = undefined;
       if (!key) return notFound();
       const answer = await this.judged(key, input, use);
       if (answer) {

@@ -17,6 +17,8 @@ const ROUTES: Record<string, string[]> = {
   '/api/v1/api-keys': ['get', 'post'],
   '/api/v1/api-keys/{appname}': ['get', 'put', 'delete'],
   '/api/v1/api-keys/{appname}/regen': ['put'],
+  '/api/v1/api-keys/{appname}/usage': ['get'],
+  '/api/v1/keys/verify': ['post'],
   '/api/v1/api-keys/{appname}/policy': ['get', 'put'],
   '/api/v1/audit-events': ['get'],
   '/api/v1/webhooks': ['get', 'post'],
@@ -95,7 +97,7 @@ describe('OpenAPI document', () => {
       'post /console/session': [{ consoleSessionCookie: [] }],
       'delete /console/session': [{ consoleSessionCookie: [] }],
     };
-    const bearerPaths = /^\/api\/v1\/(api-keys|audit-events$|webhooks|users|me)|^\/api\/auth\/bearer\/introspect$/;
+    const bearerPaths = /^\/api\/v1\/(api-keys|keys\/verify$|audit-events$|webhooks|users|me)|^\/api\/auth\/bearer\/introspect$/;
     for (const { path, method, operation } of operations(served)) {
       const needsBearer = bearerPaths.test(path);
       expect([method, path, operation.security]).toEqual([method, path, security[`${method} ${path}`] ?? security[path] ?? (needsBearer ? accessToken : undefined)]);

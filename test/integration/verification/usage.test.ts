@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { bearer, tokenForRole } from '../../helpers/factories';
 import { runMaintenance } from '../../../src/maintenance';
+import { signRequestToken } from '../../helpers/tokens';
 import { basic, createKeyWithPolicy, KEYS } from '../key-policies/support';
 
 /**
@@ -28,7 +29,7 @@ onSharedServerOnly()('usage counts', () => {
     await a?.close();
   });
 
-  const flushBoth = () => Promise.all([a.services.usageRecorder!.flush(), b.services.usageRecorder!.flush()]);
+  const flushBoth = () => Promise.all([a.services.usageRecorder.flush(), b.services.usageRecorder.flush()]);
   const clientCredentials = (t: TestApp, appname: string, appkey: string) =>
     t.http().post('/oauth2/token').type('form').set('Authorization', basic(appname, appkey)).send({ grant_type: 'client_credentials' });
 
@@ -55,6 +56,36 @@ onSharedServerOnly()('usage counts', () => {
     const counted = { tokens: 2, verifications: { VALID: 4, INSUFFICIENT_PERMISSIONS: 1, RATE_LIMITED: 1 }, refused: { rate_limited: 1 } };
     expect(after.body).toEqual({ meta: { code: 200, count: 1 }, data: [{ start: Math.floor(now / DAY) * DAY, ...counted }] });
     expect(hourly.body.data).toEqual([{ start: Math.floor(now / HOUR) * HOUR, ...counted }]);
+  });
+
+  it('when a key gets tokens by its request token, a refresh and the jwt-bearer grant, then each token issued counts', async () => {
+    const key = await createKeyWithPolicy(a, {});
+    const exchanged = await a.http().post('/api/v1/auth/token').send({ jwt: signRequestToken(key.appname, key.appkey) });
+    const refreshed = await b.http().post('/api/auth/bearer/refresh').type('form').send({ refresh_token: exchanged.body.refresh_token });
+    const bearerGrant = await b
+      .http()
+      .post('/oauth2/token')
+      .type('form')
+      .send({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signRequestToken(key.appname, key.appkey, { claims: { aud: 'http://issuer.test' } }) });
+    await flushBoth();
+
+    const usage = await a.http().get(usagePath(key.appname)).set(bearer(viewer));
+
+    expect([exchanged.status, refreshed.status, bearerGrant.status]).toEqual([200, 200, 200]);
+    expect(usage.body.data).toEqual([expect.objectContaining({ tokens: 3, verifications: {}, refused: {} })]);
+  });
+
+  it('when an instance stops gracefully, then the counts it held are written (nothing waits for the next window)', async () => {
+    const c = await startTestApp({ USAGE_FLUSH_SECONDS: '300' }, { joining: a });
+    const key = await createKeyWithPolicy(a, {});
+    await c.http().post(VERIFY).set(bearer(viewer)).send({ key: key.appkey });
+    const held = await a.http().get(usagePath(key.appname)).set(bearer(viewer));
+
+    await c.close();
+    const written = await a.http().get(usagePath(key.appname)).set(bearer(viewer));
+
+    expect(held.body.data).toEqual([]);
+    expect(written.body.data).toEqual([expect.objectContaining({ verifications: { VALID: 1 } })]);
   });
 
   it('when counts are in several hours, then they come oldest first, one object per interval with use, split by since and until', async () => {
@@ -97,8 +128,8 @@ onSharedServerOnly()('usage counts', () => {
 
     expect(exactly1000.status).toBe(200);
     expect(over.status).toBe(400);
-    expect(over.body.message).toMatch(/^query\.since: at most 1000 intervals/);
-    expect(days.status).toBe(400);
+    expect(over.body.message).toMatch(/^query\.since: at most 1000 hours per answer/);
+    expect(days.body.message).toMatch(/^query\.since: at most 1000 days per answer/);
     expect(reversed.body.message).toBe('query.until: must be after since');
     expect(unknown.body.message).toMatch(/^query\.interval: /);
     expect(extra.body.message).toMatch(/^query: unknown field "?from/);
@@ -144,6 +175,33 @@ onSharedServerOnly()('usage counts', () => {
 
     expect(report.batches.usage.reduce((x, y) => x + y, 0)).toBeGreaterThanOrEqual(1);
     expect(left.rows.map((r) => Number(r.n))).toEqual([2]);
+  });
+});
+
+describe('USAGE_COUNTING=false (the benchmark measures what counting costs with it)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ USAGE_COUNTING: 'false' });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('when a key is used, then nothing is counted, but last_used of a verification is still written', async () => {
+    const viewer = await tokenForRole(t, 'viewer');
+    const key = await createKeyWithPolicy(t, {});
+    await t.http().post(VERIFY).set(bearer(viewer)).send({ key: key.appkey });
+    await t.services.usageRecorder.flush();
+    // Read before the token request below, which writes last_used itself.
+    const policy = await t.http().get(`${KEYS}/${key.appname}/policy`).set(bearer(viewer));
+    await t.http().post('/oauth2/token').type('form').set('Authorization', basic(key.appname, key.appkey)).send({ grant_type: 'client_credentials' });
+    await t.services.usageRecorder.flush();
+
+    const usage = await t.http().get(usagePath(key.appname)).set(bearer(viewer));
+
+    expect(policy.body.data.last_used).toBeGreaterThan(0);
+    expect(usage.body.data).toEqual([]);
   });
 });
 

@@ -181,7 +181,7 @@ describe('POST /api/v1/keys/verify', () => {
     const res = await verify({ key: key.appkey });
     const before = await getPolicy(t, key.appname);
     const again = await verify({ key: key.appkey, permissions: ['x'] });
-    await t.services.usageRecorder!.flush();
+    await t.services.usageRecorder.flush();
     const after = await getPolicy(t, key.appname);
 
     expect(res.body.last_used).toBeGreaterThan(0);
@@ -226,6 +226,18 @@ describe('POST /api/v1/keys/verify', () => {
       const res = await verify(body);
       expect([res.status, res.body.message]).toEqual([400, expect.stringMatching(message)]);
     }
+  });
+
+  it('when the body is not JSON, then 400 or 415, but only after the bearer check (401 first)', async () => {
+    const malformed = () => t.http().post(VERIFY).set('Content-Type', 'application/json').send('{"key": ');
+
+    const anonymous = await malformed();
+    const withToken = await malformed().set(bearer(viewer));
+    const asForm = await t.http().post(VERIFY).set(bearer(viewer)).type('form').send({ key: generateAppkey() });
+
+    expect(anonymous.status).toBe(401);
+    expect(withToken.status).toBe(400);
+    expect(asForm.status).toBe(415);
   });
 
   it('when the token lacks api-keys:read, then 403; without a token, 401', async () => {
