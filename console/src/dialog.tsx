@@ -7,7 +7,7 @@ const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), selec
  * A modal dialog: the native <dialog> opened with showModal (the page behind it inert), focus kept
  * inside it (Tab and Shift+Tab wrap around), Escape calls onClose. Focus returns to where it was.
  */
-export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
+export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren; wide?: boolean; class?: string }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const onClose = useRef(props.onClose);
@@ -50,7 +50,7 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
   }, []);
 
   return (
-    <dialog ref={ref} class={props.wide ? 'dialog dialog-wide' : 'dialog'} aria-labelledby={titleId}>
+    <dialog ref={ref} class={['dialog', props.wide && 'dialog-wide', props.class].filter(Boolean).join(' ')} aria-labelledby={titleId}>
       <h2 id={titleId} class="dialog-title">
         {props.title}
       </h2>

@@ -183,14 +183,15 @@ const listDeliveries = async (id: string, after: string | undefined) => (await c
 function DeliveriesDialog(props: { webhook: Webhook; onClose: () => void }) {
   const list = usePagedList({ query: props.webhook.id, pageSize: 20, fetchPage: listDeliveries, cursorOf: (d: Delivery) => d.id, fields: [], debounceMs: () => 0 });
   return (
-    <Dialog title={`Deliveries to ${props.webhook.url}`} onClose={props.onClose} wide>
+    <Dialog title={`Deliveries to ${props.webhook.url}`} onClose={props.onClose} wide class="dialog-log">
       {list.state === 'error' && (
         <p class="banner banner-error" role="alert">
           {list.error}
         </p>
       )}
       <div class="table-wrap deliveries" aria-busy={list.state === 'loading'}>
-        <table class="table">
+        {/* Cards on a phone, like the endpoints: five columns do not fit a dialog 336 px wide. */}
+        <table class="table table-cards">
           <thead>
             <tr>
               <th scope="col">Type</th>
@@ -206,12 +207,12 @@ function DeliveriesDialog(props: { webhook: Webhook; onClose: () => void }) {
                 <th scope="row" class="event-type">
                   {d.type}
                 </th>
-                <td>
+                <td data-label="Status">
                   <span class={`status status-${d.status}`}>{d.status}</span>
                 </td>
-                <td>{d.attempts}</td>
-                <td>{d.last_status_code ?? d.last_error?.replace(/_/g, ' ') ?? <span class="muted">—</span>}</td>
-                <td class="nowrap">{d.next_attempt_at !== null ? localDateTime(d.next_attempt_at) : <span class="muted">—</span>}</td>
+                <td data-label="Attempts">{d.attempts}</td>
+                <td data-label="Last answer">{d.last_status_code ?? d.last_error?.replace(/_/g, ' ') ?? <span class="muted">—</span>}</td>
+                <td data-label="Next attempt">{d.next_attempt_at !== null ? localDateTime(d.next_attempt_at) : <span class="muted">—</span>}</td>
               </tr>
             ))}
           </tbody>

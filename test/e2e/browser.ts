@@ -192,6 +192,20 @@ export function scrollsSideways(page: Page): Promise<boolean> {
 }
 
 /**
+ * Where, inside `root` (a dialog, a panel), something is wider than its box: the root itself, or a box
+ * that scrolls sideways (a table in an overflow-x: auto wrapper, say), which a phone user must swipe.
+ * Empty when everything fits.
+ */
+export function sidewaysInside(root: Locator): Promise<string[]> {
+  return root.evaluate((element) =>
+    [element, ...element.querySelectorAll('*')]
+      .filter((el) => el === element || ['auto', 'scroll'].includes(getComputedStyle(el).overflowX))
+      .filter((el) => el.scrollWidth > el.clientWidth + 1)
+      .map((el) => `<${el.tagName.toLowerCase()} class="${el.className}"> ${el.scrollWidth} px in ${el.clientWidth} px`),
+  );
+}
+
+/**
  * Until the page has sent or finished no request for a second: what a page loads after it shows (the
  * keys table reads each row's policy after its list) is over, so a test that then signs out, revokes
  * or navigates does not cut a request short.

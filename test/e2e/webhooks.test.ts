@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { buildConsole, type BuiltConsole } from '../helpers/console';
 import { createApiKey, createUser, type TestUser } from '../helpers/factories';
 import { startReceiver, type Receiver } from '../integration/webhooks/support';
-import { closeWatched, describeInChromium, launchChromium, openConsole, requireChromium, scrollsSideways, untilQuiet, type Watched } from './browser';
+import { closeWatched, describeInChromium, launchChromium, openConsole, requireChromium, scrollsSideways, sidewaysInside, untilQuiet, type Watched } from './browser';
 
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 jest.setTimeout(90_000);
@@ -108,6 +108,8 @@ describeInChromium("the console's webhook browser tests")('the console\'s Webhoo
     const log = page.getByRole('dialog', { name: /^Deliveries to / });
     await log.getByRole('row', { name: /api_key\.created delivered 1 200/ }).waitFor();
     await log.getByRole('row', { name: /webhook\.tested delivered 1 200/ }).waitFor();
+    // Every column in sight, none cut off at the dialog's edge.
+    expect(await sidewaysInside(log)).toEqual([]);
     await screenshot('webhook-deliveries');
     await log.getByRole('button', { name: 'Close' }).click();
     await screenshot('webhooks');
@@ -167,5 +169,24 @@ describeInChromium("the console's webhook browser tests")('the console\'s Webhoo
     await page.getByRole('dialog', { name: 'Create endpoint' }).getByLabel('All events').uncheck();
     expect(await scrollsSideways(page)).toBe(false);
     await screenshot('webhook-create-360px');
+    await page.getByRole('dialog', { name: 'Create endpoint' }).getByRole('button', { name: 'Cancel' }).click();
+
+    // The delivery log: five columns (a date among them) in a dialog 336 px wide.
+    await page.getByRole('button', { name: 'Send test event' }).first().click();
+    await page.getByRole('status').filter({ hasText: 'Test event' }).waitFor();
+    // The notice names the endpoint's long URL.
+    expect(await scrollsSideways(page)).toBe(false);
+    await page.getByRole('button', { name: 'Deliveries' }).first().click();
+    const log = page.getByRole('dialog', { name: /^Deliveries to / });
+    // Sent in the background: Refresh until the log says so.
+    const tested = log.getByRole('row', { name: /webhook\.tested/ });
+    for (let i = 0; i < 50 && (await tested.getByText('delivered', { exact: true }).count()) === 0; i += 1) {
+      await page.waitForTimeout(200);
+      await log.getByRole('button', { name: 'Refresh' }).click();
+    }
+    await tested.getByText('delivered', { exact: true }).first().waitFor();
+    expect(await sidewaysInside(log)).toEqual([]);
+    expect(await scrollsSideways(page)).toBe(false);
+    await screenshot('webhook-deliveries-360px');
   });
 });
