@@ -9,7 +9,7 @@ import { appkeyGenerationValid } from '../sessions/appkey-generations';
  * `cost` credits spent, in one conditional UPDATE of the key row (the ledger's rule: never below 0,
  * and a cost above what is left spends nothing), only while the key's policy is still the version
  * the use was judged against and the appkey generation that proved itself ($5; NULL: not checked) is
- * still valid. A cost of 0 checks the credits without spending. The key's role comes back as the
+ * still valid. A cost of 0 checks the credits without spending (a key at 0 is refused all the same). The key's role comes back as the
  * database holds it now (a kept copy may be older than a role change).
  */
 const SPEND_KEY_USE = preparedStatement(
@@ -26,7 +26,7 @@ const SPEND_KEY_USE = preparedStatement(
             credits_updated_at = CASE WHEN k.available IS NULL THEN api_keys.credits_updated_at
                                       ELSE GREATEST(api_keys.credits_updated_at, to_timestamp($4)) END
        FROM k
-      WHERE api_keys.id = k.id AND (k.available IS NULL OR k.available >= $3)
+      WHERE api_keys.id = k.id AND (k.available IS NULL OR k.available >= GREATEST($3, 1))
       RETURNING api_keys.credits_remaining
    )
    SELECT EXISTS (SELECT 1 FROM k) AS current, EXISTS (SELECT 1 FROM used) AS used, (SELECT role FROM k) AS role,

@@ -89,7 +89,8 @@ export class KeyVerifier {
       this.usage.used(key.id, use.now);
       return answer('VALID', null, now);
     }
-    if (key.credits < input.cost) return answer('USAGE_EXCEEDED', key.credits);
+    // A cost above what is left spends nothing; at 0 the key is refused even to a check that costs 0.
+    if (key.credits < Math.max(input.cost, 1)) return answer('USAGE_EXCEEDED', key.credits);
     const spent = await spendKeyUse(this.db, { keyId: key.id, version: key.policy_version, generation: key.generation, cost: input.cost, now: use.now });
     if (spent.used) return answer('VALID', spent.remaining, now);
     if (spent.stale) return undefined;

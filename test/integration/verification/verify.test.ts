@@ -137,7 +137,7 @@ describe('POST /api/v1/keys/verify', () => {
     expect((await getPolicy(t, key.appname)).credits).toMatchObject({ remaining: 3 });
   });
 
-  it('when cost is 0, then the credits are checked without spending; a cost above what is left is refused and spends nothing; a cost within it spends that many', async () => {
+  it('when cost is 0, then the credits are checked without spending (and at 0 refused); a cost above what is left is refused and spends nothing; a cost within it spends that many', async () => {
     const key = await createKeyWithPolicy(t, { credits: { remaining: 5 } });
 
     const free = await verify({ key: key.appkey, cost: 0 });
@@ -146,6 +146,8 @@ describe('POST /api/v1/keys/verify', () => {
     const thenTooDear = await verify({ key: key.appkey, cost: 3 });
     const last = await verify({ key: key.appkey, cost: 2 });
     const none = await verify({ key: key.appkey });
+    // At 0 the key is refused until a refill, even to a check that would spend nothing.
+    const freeAtZero = await verify({ key: key.appkey, cost: 0 });
 
     expect(free.body).toMatchObject({ code: 'VALID', credits: { remaining: 5 } });
     expect(tooDear.body).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: { remaining: 5 } });
@@ -153,6 +155,7 @@ describe('POST /api/v1/keys/verify', () => {
     expect(thenTooDear.body).toMatchObject({ code: 'USAGE_EXCEEDED', credits: { remaining: 2 } });
     expect(last.body).toMatchObject({ code: 'VALID', credits: { remaining: 0 } });
     expect(none.body).toMatchObject({ code: 'USAGE_EXCEEDED', credits: { remaining: 0 } });
+    expect(freeAtZero.body).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: { remaining: 0 } });
     expect((await getPolicy(t, key.appname)).credits).toMatchObject({ remaining: 0 });
   });
 
