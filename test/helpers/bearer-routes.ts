@@ -1,4 +1,5 @@
 import type { Role } from '../../src/shared/principals';
+import { randomBytes } from 'node:crypto';
 import { randomName } from './factories';
 
 /** A route behind a bearer token, as the security suite calls it. */
@@ -64,6 +65,13 @@ export const BEARER_ROUTES: readonly BearerRoute[] = [
     body: () => ({ permissions: ['billing:read'] }),
     allowed: { role: 'editor', status: 200 },
     forbidden: ['viewer', null],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/api-keys/import',
+    body: () => ({ keys: [{ appname: randomName('imported'), roles: ['viewer'], digest: randomBytes(32).toString('hex') }] }),
+    allowed: { role: 'admin', status: 201 },
+    forbidden: ['editor', 'viewer', null],
   },
   { method: 'get', path: '/api/v1/api-keys/{appname}/usage', allowed: { role: 'viewer', status: 200 }, forbidden: [null] },
   { method: 'post', path: '/api/v1/keys/verify', body: () => ({ key: 'not-a-key-of-this-service' }), allowed: { role: 'viewer', status: 200 }, forbidden: [null] },
