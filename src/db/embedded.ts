@@ -66,12 +66,30 @@ function makePrivate(dir: string): void {
 /** The database's own folder inside DATA_DIR. */
 const pgdataOf = (dataDir: string) => path.join(path.resolve(dataDir), 'pgdata');
 
-/** Whether DATA_DIR holds an embedded database yet (false before the first start, which creates it). */
+/**
+ * Whether DATA_DIR holds an embedded database yet: false before the first start, which creates it,
+ * and while its folder is empty (made by a first start that stopped before the database was in).
+ */
 export function embeddedDatabaseExists(dataDir: string): boolean {
-  return existsSync(pgdataOf(dataDir));
+  const pgdata = pgdataOf(dataDir);
+  return existsSync(pgdata) && readdirSync(pgdata).length > 0;
 }
 
-type PGliteClass = typeof import('@electric-sql/pglite').PGlite;
+type PGlitePackage = Pick<typeof import('@electric-sql/pglite'), 'PGlite'> & Pick<typeof import('@electric-sql/pglite/nodefs'), 'NodeFS'>;
+
+/**
+ * PGlite's file system on `pgdata`, held shut until `ready`: PGlite compiles its WebAssembly and lays
+ * out its own files first, and looks into the data folder only after initialSyncFs (its hook for a
+ * file system to bring its files in), so the template is unpacked meanwhile rather than before.
+ */
+function filesOnce(NodeFS: PGlitePackage['NodeFS'], pgdata: string, ready: Promise<void>) {
+  return new (class extends NodeFS {
+    override async initialSyncFs(): Promise<void> {
+      await ready;
+      return super.initialSyncFs();
+    }
+  })(pgdata);
+}
 
 /**
  * Opens the data folder's database. A new one is unpacked from the build's template when there is a
@@ -79,17 +97,22 @@ type PGliteClass = typeof import('@electric-sql/pglite').PGlite;
  * empty database (docs/performance.md, "Starting"). A template that fails to unpack or to open is set
  * aside, and PGlite creates the database itself (the migrator then fills it).
  */
-async function openDatabase(PGlite: PGliteClass, pgdata: string, logger: Logger, place: TemplatePlace) {
-  const template = existsSync(pgdata) ? undefined : await pgliteTemplate(place);
+async function openDatabase({ PGlite, NodeFS }: PGlitePackage, dataDir: string, logger: Logger, place: TemplatePlace) {
+  const pgdata = pgdataOf(dataDir);
+  const template = embeddedDatabaseExists(dataDir) ? undefined : await pgliteTemplate(place);
   if (template && 'unusable' in template) logger.info({ cause: template.unusable }, "the build's embedded database template is not used");
   if (!template || !('archive' in template)) return PGlite.create(pgdata);
+  const unpacked = unpackTemplate(template.archive, pgdata);
+  // Handled here too: a failure may come before PGlite awaits it, and must not end the process.
+  unpacked.catch(() => undefined);
   try {
-    await unpackTemplate(template.archive, pgdata);
-    const db = await PGlite.create(pgdata);
+    const db = await PGlite.create({ dataDir: pgdata, fs: filesOnce(NodeFS, pgdata, unpacked) });
     logger.info({ pgdata }, "a new embedded database, unpacked from the build's template");
     return db;
   } catch (err) {
     logger.warn({ cause: (err as Error).message }, 'the embedded database template did not unpack; creating the database instead');
+    // Settled before anything is removed: the unpacking must not rename its folder in afterwards.
+    await unpacked.catch(() => undefined);
     await rm(pgdata, { recursive: true, force: true });
     return PGlite.create(pgdata);
   }
@@ -124,8 +147,9 @@ export async function startEmbeddedPostgres(
     makePrivate(dir);
     // Loaded only here, so a deployment on a real PostgreSQL never pays for the WebAssembly module.
     const { PGlite } = await import('@electric-sql/pglite');
+    const { NodeFS } = await import('@electric-sql/pglite/nodefs');
     const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-    const db = await openDatabase(PGlite, pgdataOf(dir), logger, template);
+    const db = await openDatabase({ PGlite, NodeFS }, dir, logger, template);
     // PGlite makes some files of its own readable by all (pg_internal.init, at every start), whatever the umask.
     makePrivate(dir);
     // Left behind by a process that was killed: the lock says it is gone, so the socket is stale.

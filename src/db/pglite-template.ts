@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
 import { MIGRATIONS_DIR, migrationFiles } from './migrate';
 import { untar } from './untar';
 
@@ -72,14 +71,17 @@ export async function pgliteTemplate(place: TemplatePlace = BUILD_TEMPLATE): Pro
 }
 
 /**
- * Unpacks the template into `pgdata`, which must not exist: first beside it, then renamed into place,
- * so a start that dies halfway leaves no half database for the next start to open.
+ * Unpacks the template into `pgdata`, which must be missing or an empty folder (PGlite's file system
+ * makes it): first beside it, then renamed over it, so a start that dies halfway leaves no half
+ * database for the next start to open.
  */
 export async function unpackTemplate(archive: string, pgdata: string): Promise<void> {
   const unpacking = `${pgdata}.unpacking`;
   await rm(unpacking, { recursive: true, force: true });
   try {
-    await untar(await promisify(gunzip)(await readFile(archive)), unpacking);
+    // gunzipSync: ~70 ms of CPU here, where the asynchronous gunzip costs as much on the thread pool and
+    // then as much again on this thread to join its 41 MB of output.
+    await untar(gunzipSync(await readFile(archive)), unpacking);
     await rename(unpacking, pgdata);
   } catch (err) {
     await rm(unpacking, { recursive: true, force: true });

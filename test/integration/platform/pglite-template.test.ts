@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFile, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -66,6 +66,20 @@ describe('the embedded database template', () => {
     expect(start.messages).toContain(UNPACKED);
     expect(await make()).toBeGreaterThan(0);
     expect((await firstStart()).applied).toEqual([]);
+  });
+
+  it('when its archive is damaged, then a first start says so and creates the database instead, with every migration applied', async () => {
+    const archive = path.join(templateDir, 'pglite-template.tar.gz');
+    const whole = await readFile(archive);
+    await writeFile(archive, whole.subarray(0, whole.length >> 1));
+
+    const start = await firstStart();
+    await writeFile(archive, whole);
+
+    expect(start.applied).toEqual(all);
+    expect(start.recorded).toEqual(all);
+    expect(start.messages).toContain('the embedded database template did not unpack; creating the database instead');
+    expect(start.messages).not.toContain(UNPACKED);
   });
 
   it('when a migration it was made from has changed since, then it is not used: the database is created and every migration applied', async () => {
