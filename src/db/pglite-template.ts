@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { Worker } from 'node:worker_threads';
 import { MIGRATIONS_DIR, migrationFiles } from './migrate';
-import { untar } from './untar';
+import { unpackNow } from './untar';
 
 /** Where a template is: its folder (the build's is dist/) and the migrations it is judged against. */
 export interface TemplatePlace {
@@ -71,20 +71,16 @@ export async function pgliteTemplate(place: TemplatePlace = BUILD_TEMPLATE): Pro
 }
 
 /**
- * Unpacks the template into `pgdata`, which must be missing or an empty folder (PGlite's file system
- * makes it): first beside it, then renamed over it, so a start that dies halfway leaves no half
- * database for the next start to open.
+ * Unpacks the template into `pgdata` (untar.ts, unpackNow). In a worker thread (unpack-worker.ts), so
+ * that it truly runs beside PGlite's loading, whose long synchronous stretches would otherwise hold
+ * up each of its thousand file writes between them (docs/performance.md, "Starting"). From source
+ * (tsx), where a worker cannot load TypeScript, on this thread.
  */
 export async function unpackTemplate(archive: string, pgdata: string): Promise<void> {
-  const unpacking = `${pgdata}.unpacking`;
-  await rm(unpacking, { recursive: true, force: true });
-  try {
-    // gunzipSync: ~70 ms of CPU here, where the asynchronous gunzip costs as much on the thread pool and
-    // then as much again on this thread to join its 41 MB of output.
-    await untar(gunzipSync(await readFile(archive)), unpacking);
-    await rename(unpacking, pgdata);
-  } catch (err) {
-    await rm(unpacking, { recursive: true, force: true });
-    throw err;
-  }
+  if (path.extname(__filename) !== '.js') return unpackNow(archive, pgdata);
+  await new Promise<void>((resolve, reject) => {
+    const worker = new Worker(path.join(__dirname, 'unpack-worker.js'), { workerData: { archive, pgdata } });
+    worker.once('error', reject);
+    worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the unpacking stopped (exit code ${code})`))));
+  });
 }

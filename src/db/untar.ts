@@ -1,5 +1,6 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 
 const BLOCK = 512;
 
@@ -14,9 +15,10 @@ function field(header: Buffer, from: number, length: number): string {
  * Unpacks a ustar archive (as PGlite's dumpDataDir writes it) under `dest`, every directory 0700 and
  * every file 0600 whatever the archive says: it holds a database only its owner may read. Only
  * directories and regular files, each named inside `dest`; anything else fails the whole unpacking.
- * The files are written concurrently: on a busy disk, creating a thousand files is most of the cost.
+ * Synchronous: it runs in a worker thread of its own (unpack-worker.ts), where a thousand files are
+ * written fastest one call after the other.
  */
-export async function untar(tar: Buffer, dest: string): Promise<void> {
+function untar(tar: Buffer, dest: string): void {
   const directories: string[] = [];
   const files: { file: string; data: Buffer }[] = [];
   for (let at = 0; at + BLOCK <= tar.length; ) {
@@ -39,14 +41,22 @@ export async function untar(tar: Buffer, dest: string): Promise<void> {
     at += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
   }
   const parents = new Set([dest, ...directories, ...files.map(({ file }) => path.dirname(file))]);
-  for (const directory of [...parents].sort()) await mkdir(directory, { recursive: true, mode: 0o700 });
-  let next = 0;
-  // Four at a time: libuv's default thread pool.
-  const worker = async () => {
-    while (next < files.length) {
-      const { file, data } = files[next++]!;
-      await writeFile(file, data, { mode: 0o600, flag: 'wx' });
-    }
-  };
-  await Promise.all([worker(), worker(), worker(), worker()]);
+  for (const directory of [...parents].sort()) mkdirSync(directory, { recursive: true, mode: 0o700 });
+  for (const { file, data } of files) writeFileSync(file, data, { mode: 0o600, flag: 'wx' });
+}
+
+/**
+ * Unpacks the gzipped archive beside `pgdata`, then renames it over `pgdata` (missing, or an empty
+ * folder): a start that dies halfway leaves no half database for the next start to open.
+ */
+export function unpackNow(archive: string, pgdata: string): void {
+  const unpacking = `${pgdata}.unpacking`;
+  rmSync(unpacking, { recursive: true, force: true });
+  try {
+    untar(gunzipSync(readFileSync(archive)), unpacking);
+    renameSync(unpacking, pgdata);
+  } catch (err) {
+    rmSync(unpacking, { recursive: true, force: true });
+    throw err;
+  }
 }
