@@ -10,7 +10,9 @@ COPY scripts/build-if-stale.mjs scripts/pglite-template.mjs ./scripts/
 COPY src ./src
 COPY console ./console
 COPY api-reference ./api-reference
-# The embedded database's template is for trying the service out; production refuses that database.
+# The build migrates the embedded database's template (scripts/pglite-template.mjs). The template is
+# for trying the service out and production refuses that database, so it is dropped.
+COPY migrations ./migrations
 RUN npm run build && rm dist/pglite-template.tar.gz dist/pglite-template.json
 
 # Runtime stage: production dependencies and the compiled output only, on the current Node.js LTS

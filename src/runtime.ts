@@ -2,7 +2,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, type Config } from './config';
 import type { Logger } from './logger';
-import { migrateDatabase, openDatabase } from './db/open';
+import { migrateDatabase, openDatabase, willCreateDatabase } from './db/open';
 import { isDatabaseUnavailable, type Queryable } from './db/database';
 import { resolveMasterKey } from './crypto/master-key';
 import { createServices, type ServiceOptions, type Services } from './services';
@@ -10,6 +10,7 @@ import { SYSTEM_CONTEXT } from './shared/audit-context';
 import { PATHS } from './shared/paths';
 import { USERNAME_PATTERN, USERNAME_RULE } from './shared/names';
 import { newPasswordProblem } from './users/password-rules';
+import { hashAhead, type HashedAhead } from './users/users.service';
 import { setAuditRetention } from './audit-trail/audit-trail';
 
 /** Where the first start writes the admin password it generated, in DATA_DIR. */
@@ -26,6 +27,7 @@ export async function startRuntime(
 ): Promise<Services> {
   if (config.bcryptCost < 10) logger.warn({ cost: config.bcryptCost }, 'BCRYPT_COST below 10 is only fit for tests');
   if (config.bootstrapAdmin) assertBootstrapAdminAcceptable(config.bootstrapAdmin);
+  const ahead = firstAdminHashAhead(config, options.createFirstAdmin);
   const db = await openDatabase(config, logger);
   try {
     await untilDatabaseAnswers(() => migrateDatabase(config, db, logger, (owner) => applyAuditRetention(owner, config, logger)), logger);
@@ -33,17 +35,29 @@ export async function startRuntime(
     await checkMasterKey(services, config, logger);
     if (config.bootstrapAdmin) {
       const { username, password } = config.bootstrapAdmin;
-      const outcome = await services.users.bootstrapAdmin(username, password, SYSTEM_CONTEXT);
+      const outcome = await services.users.bootstrapAdmin(username, password, SYSTEM_CONTEXT, ahead);
       if (outcome === 'created') logger.info({ username }, 'bootstrap admin created');
       else if (outcome === 'name_taken') logger.warn({ username }, 'no admin exists, but BOOTSTRAP_ADMIN_USERNAME names an existing user: left as it is');
     } else if (options.createFirstAdmin) {
-      await announceFirstAdmin(services, config, logger);
+      await announceFirstAdmin(services, config, logger, ahead);
     }
     return services;
   } catch (err) {
     await db.close().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The first admin's password hash, begun before the database opens when that database will be new,
+ * so certainly without users: bcrypt (0.3 to 0.45 s at cost 12) then runs on the thread pool while
+ * PGlite loads, rather than after (docs/performance.md, "Starting"). Otherwise none: a database that
+ * exists mostly has its admin, and hashing for nothing would slow every start.
+ */
+function firstAdminHashAhead(config: Config, createFirstAdmin: boolean | undefined): HashedAhead | undefined {
+  if (!willCreateDatabase(config)) return undefined;
+  if (config.bootstrapAdmin) return hashAhead(config.bcryptCost, config.bootstrapAdmin.password);
+  return createFirstAdmin && config.env !== 'production' ? hashAhead(config.bcryptCost) : undefined;
 }
 
 /**
@@ -116,7 +130,7 @@ function assertBootstrapAdminAcceptable(admin: { username: string; password: str
  * never the password (logs are often shipped and kept). In production the service makes no admin
  * itself: it says how to.
  */
-async function announceFirstAdmin(services: Services, config: Config, logger: Logger): Promise<void> {
+async function announceFirstAdmin(services: Services, config: Config, logger: Logger, ahead: HashedAhead | undefined): Promise<void> {
   if (config.env === 'production') {
     if (!(await services.users.anyExist())) logger.warn('no users exist; create an admin with: npm run cli -- users add <name> --role admin');
     return;
@@ -131,7 +145,7 @@ async function announceFirstAdmin(services: Services, config: Config, logger: Lo
       await rename(fresh, file);
     },
     retract: () => rm(file, { force: true }),
-  });
+  }, ahead);
   if (username) {
     // Changed while the service runs: the command line cannot open the embedded database beside it.
     const change = config.console.enabled

@@ -8,6 +8,11 @@ export const MIGRATIONS_DIR = path.resolve(__dirname, '../../migrations');
 // Any constant works; it only has to be the same for every instance of this service.
 const MIGRATION_LOCK_ID = 7_240_611;
 
+/** The migrations of `dir` in the order they apply: migrations/NNNN_*.sql by name. */
+export async function migrationFiles(dir = MIGRATIONS_DIR): Promise<string[]> {
+  return (await readdir(dir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+}
+
 /**
  * Applies the pending migrations/NNNN_*.sql in order, each recorded in schema_migrations, all in one
  * transaction: a failure leaves none of them applied. A transaction-scoped advisory lock makes
@@ -19,7 +24,7 @@ const MIGRATION_LOCK_ID = 7_240_611;
  * configured role on every run, even one with nothing to apply.
  */
 export async function migrate(db: Database, logger: Logger, dir = MIGRATIONS_DIR, runtimeRole?: string): Promise<string[]> {
-  const files = (await readdir(dir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  const files = await migrationFiles(dir);
   const applied: string[] = [];
   await db.withTransaction(async (tx) => {
     // Transaction-scoped lock: released by COMMIT/ROLLBACK even if this process dies.

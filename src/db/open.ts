@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { Database, type Queryable } from './database';
-import { startEmbeddedPostgres } from './embedded';
+import { embeddedDatabaseExists, startEmbeddedPostgres } from './embedded';
 import { migrate } from './migrate';
 
 const settingsOf = (config: Config) => ({
@@ -20,6 +20,11 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   const embedded = await startEmbeddedPostgres(config.dataDir, 3, logger);
   // Nothing pools in between: the embedded database keeps per-connection state whatever DATABASE_POOLING says.
   return new Database({ url: embedded.url, ...settings, pooling: 'session', poolSize: 1 }, logger, embedded.stop);
+}
+
+/** Whether opening will create the database, so that it is certainly empty: the embedded one's first start. */
+export function willCreateDatabase(config: Config): boolean {
+  return !config.databaseUrl && !embeddedDatabaseExists(config.dataDir);
 }
 
 /**

@@ -37,6 +37,24 @@ export function parseRole(role: string | null): Role | null {
 /** 18 random bytes: 24 characters of base64url, far past the password rules. */
 const generatePassword = () => randomBytes(18).toString('base64url');
 
+/** A password with its bcrypt hash under way on libuv's thread pool. */
+export interface HashedAhead {
+  password: string;
+  hash: Promise<string>;
+}
+
+/**
+ * Starts hashing the first admin's password (the given one, else a generated one) before the
+ * database is open: on a new embedded database bcrypt then runs beside PGlite's loading instead of
+ * after it (~0.3 s at cost 12; runtime.ts, docs/performance.md "Starting"). Not used, it is dropped.
+ */
+export function hashAhead(bcryptCost: number, password = generatePassword()): HashedAhead {
+  const hash = bcrypt.hash(password, bcryptCost);
+  // Dropped unused when the database had users after all: its failure then matters to no one.
+  hash.catch(() => undefined);
+  return { password, hash };
+}
+
 const isEnabledAdmin = (user: { role: Role | null; disabled: boolean }) => user.role === 'admin' && !user.disabled;
 
 /** The 409 of a change that would leave the service with no enabled admin, and nobody to manage it. */
@@ -74,9 +92,9 @@ export class UsersService {
    * one does not come back at the next start while another admin runs the service. Never overwrites
    * a user of that name.
    */
-  async bootstrapAdmin(username: string, password: string, ctx: AuditContext): Promise<'created' | 'admin_exists' | 'name_taken'> {
+  async bootstrapAdmin(username: string, password: string, ctx: AuditContext, ahead?: HashedAhead): Promise<'created' | 'admin_exists' | 'name_taken'> {
     if (await users.anyAdminExists(this.db)) return 'admin_exists';
-    return (await this.insert(username, await this.hashPassword(password), 'admin', ctx)) ? 'created' : 'name_taken';
+    return (await this.insert(username, await this.hashOf(password, ahead), 'admin', ctx)) ? 'created' : 'name_taken';
   }
 
   /** Whether anyone can log in at all: a production start without a terminal warns when not. */
@@ -88,14 +106,16 @@ export class UsersService {
    * On a service with no users at all, creates `admin` with a generated password, which `deliver`
    * gets first (a creation it could not deliver would be an admin nobody can log in as). Returns the
    * username, or undefined when any user exists (or one was just made; `retract` is then told).
+   * `ahead`: a generated password already being hashed (hashAhead).
    */
   async createFirstAdmin(
     ctx: AuditContext,
     handOver: { deliver: (password: string) => Promise<void>; retract: () => Promise<void> },
+    ahead?: HashedAhead,
   ): Promise<string | undefined> {
     if (await this.anyExist()) return undefined;
-    const password = generatePassword();
-    const hash = await this.hashPassword(password);
+    const password = ahead?.password ?? generatePassword();
+    const hash = await this.hashOf(password, ahead);
     await handOver.deliver(password);
     const created = await this.insert('admin', hash, 'admin', ctx);
     if (!created) await handOver.retract();
@@ -191,6 +211,13 @@ export class UsersService {
   async hashPassword(password: string, field = 'password'): Promise<string> {
     assertNewPasswordAcceptable(password, field);
     return bcrypt.hash(password, this.bcryptCost);
+  }
+
+  /** hashPassword, taking the hash begun ahead when it is of this password. */
+  private async hashOf(password: string, ahead: HashedAhead | undefined): Promise<string> {
+    if (ahead?.password !== password) return this.hashPassword(password);
+    assertNewPasswordAcceptable(password, 'password');
+    return ahead.hash;
   }
 
   /**
