@@ -1,6 +1,6 @@
 import { Coalescer } from '../db/coalescer';
 import type { Database } from '../db/database';
-import { openApiKeySessions, type ApiKeyLogin, type ApiKeySessionOutcome } from './opening';
+import { openApiKeySessions, type ApiKeyLogin, type ApiKeySessionOutcome } from './api-key-opening';
 
 /**
  * API-key logins. Concurrent ones share one statement and one commit, which is most of their cost

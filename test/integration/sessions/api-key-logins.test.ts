@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { openApiKeySessions, type ApiKeyLogin } from '../../../src/sessions/opening';
+import { openApiKeySessions, type ApiKeyLogin } from '../../../src/sessions/api-key-opening';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, type TestApiKey } from '../../helpers/factories';
 import { tokenIssuedEventsOf } from './support';
