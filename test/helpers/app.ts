@@ -99,3 +99,15 @@ export async function startTestApp(overrides: EnvOverrides = {}, options: { join
     },
   };
 }
+
+/** Two instances of one deployment on one database, as behind a load balancer (see startTestApp's `joining`). */
+export async function startTwoInstances(overrides: EnvOverrides = {}): Promise<[TestApp, TestApp]> {
+  const a = await startTestApp(overrides);
+  return [a, await startTestApp(overrides, { joining: a })];
+}
+
+/** Closes what startTwoInstances started (either may be missing when a start failed): the joining one first. */
+export async function closeInstances(a: TestApp | undefined, b: TestApp | undefined): Promise<void> {
+  await b?.close();
+  await a?.close();
+}

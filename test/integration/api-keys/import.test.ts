@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { startTestApp, type TestApp } from '../../helpers/app';
+import { startTestApp, type TestApp, startTwoInstances, closeInstances } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { bearer, createApiKey, randomName, tokenForRole, type TestApiKey } from '../../helpers/factories';
 import { signRequestToken } from '../../helpers/tokens';
@@ -269,13 +269,9 @@ onSharedServerOnly()('imported keys: their presence, across two instances', () =
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({}, { joining: a });
+    [a, b] = await startTwoInstances();
   });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances(a, b));
 
   it('when no key is imported, then neither instance may hold one; after an import on one, it knows at once and the other at its next check; after the regen, neither', async () => {
     expect([a.services.importedKeys.mayHoldImportedKeys(), b.services.importedKeys.mayHoldImportedKeys()]).toEqual([false, false]);

@@ -1,4 +1,4 @@
-import { startTestApp, type TestApp } from '../../helpers/app';
+import { startTestApp, type TestApp, startTwoInstances, closeInstances } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { signRequestToken } from '../../helpers/tokens';
 import { basic, createKeyWithPolicy, getPolicy, JWT_BEARER, keyRow } from './support';
@@ -15,13 +15,9 @@ onSharedServerOnly()('key policies: credits under concurrency, on two instances'
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({}, { joining: a });
+    [a, b] = await startTwoInstances();
   });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances(a, b));
 
   it('when 50 uses of a key with 20 credits arrive at once on two instances, by three paths, then exactly 20 succeed and none goes below 0', async () => {
     const key = await createKeyWithPolicy(a, { credits: { remaining: 22 } });

@@ -1,4 +1,4 @@
-import { startTestApp, type TestApp } from '../../helpers/app';
+import { type TestApp, startTwoInstances, closeInstances } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { grantsFor, authenticate, createKeyWithPolicy, putPolicy, AUTHENTICATION_PATHS, ADMITTED_STATUS, type Grants } from './support';
 
@@ -13,14 +13,10 @@ onSharedServerOnly()('key policies: a change on one instance holds at once on an
   let grants: Grants;
 
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({}, { joining: a });
+    [a, b] = await startTwoInstances();
     grants = await grantsFor(a);
   });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances(a, b));
 
   const CHANGES = [
     ['turned off', () => ({ enabled: false }), 'API key disabled'],

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { startTestApp, type TestApp } from '../../helpers/app';
+import { startTestApp, type TestApp, startTwoInstances, closeInstances } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { redisMissing, REDIS_URL } from '../../helpers/redis';
 import { describeUnless } from '../../helpers/skips';
@@ -30,13 +30,9 @@ const withoutRedis = redisMissing("the test of the keys' rate limit shared throu
 
   beforeAll(async () => {
     const shared = { REDIS_URL, RATE_LIMIT_REDIS_PREFIX: `keyrl:${randomBytes(4).toString('hex')}:` };
-    a = await startTestApp(shared);
-    b = await startTestApp(shared, { joining: a });
+    [a, b] = await startTwoInstances(shared);
   });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances(a, b));
 
   it('when a key\'s uses alternate between two instances, then its fourth use is refused wherever it lands', async () => {
     const key = await createKeyWithPolicy(a, LIMIT);
@@ -57,13 +53,9 @@ onSharedServerOnly()('key policies: the rate limit without Redis, per instance',
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({}, { joining: a });
+    [a, b] = await startTwoInstances();
   });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances(a, b));
 
   it('when a key\'s uses alternate between two instances without Redis, then each instance counts its own', async () => {
     const key = await createKeyWithPolicy(a, LIMIT);

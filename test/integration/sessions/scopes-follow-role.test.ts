@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { auth, requiredScopes } from 'express-oauth2-jwt-bearer';
 import { CLI_CONTEXT } from '../../../src/shared/audit-context';
-import { startTestApp, type TestApp } from '../../helpers/app';
+import { type TestApp, startTwoInstances } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { bearer, createApiKey, createUser, loginWithApiKey, tokenForRole, type TestApiKey, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
@@ -38,8 +38,7 @@ onSharedServerOnly()('scopes follow the role at once, on every instance (Hardeni
   const resource = (path: string, token: string) => fetch(`${rs.url}${path}`, { headers: bearer(token) }).then((res) => res.status);
 
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({}, { joining: a });
+    [a, b] = await startTwoInstances();
     rs = await startResourceServer(`${a.baseUrl}/.well-known/jwks.json`);
     adminToken = await tokenForRole(a, 'admin');
   });

@@ -1,4 +1,4 @@
-import { startTestApp, type TestApp } from '../../helpers/app';
+import { startTestApp, type TestApp, startTwoInstances, closeInstances } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { bearer, tokenForRole } from '../../helpers/factories';
 import { runMaintenance } from '../../../src/maintenance';
@@ -20,14 +20,10 @@ onSharedServerOnly()('usage counts', () => {
   let viewer: string;
 
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({}, { joining: a });
+    [a, b] = await startTwoInstances();
     viewer = await tokenForRole(a, 'viewer');
   });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances(a, b));
 
   const flushBoth = () => Promise.all([a.services.usageRecorder.flush(), b.services.usageRecorder.flush()]);
   const clientCredentials = (t: TestApp, appname: string, appkey: string) =>

@@ -1,4 +1,4 @@
-import { startTestApp, type TestApp } from '../../helpers/app';
+import { startTestApp, type TestApp, startTwoInstances, closeInstances } from '../../helpers/app';
 import { onSharedServerOnly } from '../../helpers/database';
 import { bearer, tokenForRole, type TestApiKey } from '../../helpers/factories';
 import { Database } from '../../../src/db/database';
@@ -314,13 +314,9 @@ onSharedServerOnly()('verification across two instances', () => {
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({}, { joining: a });
+    [a, b] = await startTwoInstances();
   });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances(a, b));
 
   it('when 20 verifications of a key with 7 credits race on two instances, then exactly 7 are VALID and the credits end at 0', async () => {
     const key = await createKeyWithPolicy(a, { credits: { remaining: 7 } });
