@@ -51,6 +51,7 @@ async function main(): Promise<void> {
   let failed = false;
   let ran = 0;
   try {
+    await startLogComplete(service.output, 10_000);
     checkStartLog(service.output(), dataDir, service.port);
     for (const [file, page] of groupByPage(blocks)) {
       const run = page.filter((b) => !b.notRun);
@@ -104,6 +105,15 @@ function groupByPage(blocks: Block[]): Map<string, Block[]> {
   const pages = new Map<string, Block[]>();
   for (const b of blocks) pages.set(b.file, [...(pages.get(b.file) ?? []), b]);
   return pages;
+}
+
+/**
+ * The pages' line is written just after the service answers (the server is listening first), so a
+ * check made the moment /readyz answers can come before it: wait for it, and let the check say what is missing.
+ */
+async function startLogComplete(output: () => string, withinMs: number): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (!/"msg":"ready: /.test(output()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
 }
 
 /** What the README promises of the first start: the admin password in a file the log names (never the password), and the pages' URLs. */
