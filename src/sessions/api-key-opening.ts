@@ -1,4 +1,4 @@
-import { preparedStatement, type Queryable } from '../db/database';
+import { preparedStatement, type PreparedStatement, type Queryable } from '../db/database';
 import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
 import { auditInsertFrom } from '../audit-trail/audit-trail';
 import type { Role } from '../shared/principals';
@@ -22,6 +22,8 @@ export type ApiKeyLogin = NewSession &
     dpopProof: DpopProofRecord | null;
     /** The version of the key's policy the login was judged against (see key-policies/key-judge.ts). */
     policyVersion: number;
+    /** That policy gives the key credits (spent by the login). */
+    credits: boolean;
     /** The moment it was judged at (Unix seconds): credits are spent and last_used stamped at it. */
     policyNow: number;
   };
@@ -46,6 +48,26 @@ const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
 ];
 
 /**
+ * The parts of the statement a batch needs. Each part costs PostgreSQL work on every statement even
+ * when none of the batch's rows use it, and most batches (keys without credits, no scope asked, no
+ * DPoP) use none, so each shape is a statement of its own (docs/performance.md, "exchange").
+ */
+interface Shape {
+  /** Some login carries a DPoP proof to spend. */
+  proofs: boolean;
+  /** Some login asks for a scope, checked against the key's role and permissions. */
+  scopes: boolean;
+  /** Some login's key had credits when judged. */
+  credits: boolean;
+}
+
+const shapeOf = (logins: ApiKeyLogin[]): Shape => ({
+  proofs: logins.some((l) => l.dpopProof !== null),
+  scopes: logins.some((l) => l.scope !== null),
+  credits: logins.some((l) => l.credits),
+});
+
+/**
  * The logins of one or more API keys in one statement and one commit. Per login: its DPoP proof spent
  * (a proof presented before, or twice in the batch, opens nothing and spends nothing else), the jti
  * recorded (its primary key refuses a replay) and, for a fresh jti, a credit spent if the key has
@@ -61,24 +83,12 @@ const LOGIN_COLUMNS: UnnestColumn<ApiKeyLogin>[] = [
  * locked row are exact across instances. Of a key's fresh logins in a batch, as many as its credits
  * allow (after any refill due) open a session, in the order they came; the others are refused and
  * spend nothing.
+ *
+ * A statement without the credits part takes a key that has credits for stale: only a policy change
+ * gives a key credits, and that bumps the version, so this is a guard, never a refusal seen.
  */
-const OPEN_API_KEY_SESSIONS = preparedStatement(
-  'sessions.open-api-key-sessions',
-  `WITH req AS (
-     ${unnestRows(LOGIN_COLUMNS)}
-   ), locked AS (
-     SELECT id, appname, role, key_generation, previous_key_valid_until, policy_version, expires_at, permissions,
-            credits_remaining, credits_refill_amount, credits_refill_interval, credits_updated_at
-       FROM api_keys WHERE id IN (SELECT api_key_id FROM req)
-      ORDER BY id FOR NO KEY UPDATE
-   ), valid AS (
-     SELECT req.*, locked.appname, locked.role, locked.expires_at AS key_expires_at,
-            ${scopeGrantedBy('req.scope', 'locked.role', 'locked.permissions')} AS scope_granted
-       FROM req JOIN locked ON locked.id = req.api_key_id
-      WHERE ${appkeyGenerationValid('req.key_generation', 'locked')} AND locked.policy_version = req.policy_version
-   ), permitted AS (
-     -- A scope the key's role and permissions do not grant now opens nothing and spends nothing (not even the jti).
-     SELECT * FROM valid WHERE scope_granted
+function openStatementText(shape: Shape): string {
+  const proofs = `
    ), proof_first AS (
      -- The same DPoP proof twice in one batch: only the first may spend it.
      SELECT DISTINCT ON (dpop_digest) ord, dpop_digest, dpop_expires_at FROM permitted WHERE dpop_digest IS NOT NULL ORDER BY dpop_digest, ord
@@ -91,19 +101,8 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
    ), proven AS (
      SELECT permitted.* FROM permitted
       WHERE permitted.dpop_digest IS NULL
-         OR permitted.ord IN (SELECT proof_first.ord FROM proof_first JOIN spent ON spent.digest = proof_first.dpop_digest)
-   ), recorded AS (
-     INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
-     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM proven WHERE jti IS NOT NULL
-     ON CONFLICT DO NOTHING
-     RETURNING api_key_id, jti
-   ), unreplayed AS (
-     -- The same token twice in one batch: the first gets the session, the second is a replay.
-     -- A login without a token (jti NULL) is never a replay, and each is a login of its own.
-     SELECT DISTINCT ON (proven.api_key_id, proven.jti, CASE WHEN proven.jti IS NULL THEN proven.ord END) proven.*
-       FROM proven LEFT JOIN recorded ON recorded.api_key_id = proven.api_key_id AND recorded.jti = proven.jti
-      WHERE proven.jti IS NULL OR recorded.jti IS NOT NULL
-      ORDER BY proven.api_key_id, proven.jti, CASE WHEN proven.jti IS NULL THEN proven.ord END, proven.ord
+         OR permitted.ord IN (SELECT proof_first.ord FROM proof_first JOIN spent ON spent.digest = proof_first.dpop_digest)`;
+  const credits = `
    ), credit AS (
      -- Each key's credits at its batch's latest moment (a refill due by then applied); NULL: no credits.
      SELECT locked.id, at.policy_now, ${creditsAt('locked', 'to_timestamp(at.policy_now)')} AS available
@@ -124,7 +123,48 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
        FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address, count(*) OVER (PARTITION BY api_key_id) AS spent
                FROM fresh ORDER BY api_key_id, ord DESC) AS latest
        JOIN credit ON credit.id = latest.api_key_id
-      WHERE api_keys.id = latest.api_key_id
+      WHERE api_keys.id = latest.api_key_id`;
+  const noCredits = `
+   ), fresh AS (
+     SELECT * FROM unreplayed
+   ), login AS (
+     UPDATE api_keys
+        SET last_login = latest.issued_at, last_ip = latest.client_address,
+            last_used = GREATEST(api_keys.last_used, to_timestamp(latest.policy_now))
+       FROM (SELECT DISTINCT ON (api_key_id) api_key_id, issued_at, client_address, max(policy_now) OVER (PARTITION BY api_key_id) AS policy_now
+               FROM fresh ORDER BY api_key_id, ord DESC) AS latest
+      WHERE api_keys.id = latest.api_key_id`;
+  return `WITH req AS (
+     ${unnestRows(LOGIN_COLUMNS)}
+   ), locked AS (
+     SELECT id, appname, role, key_generation, previous_key_valid_until, policy_version, expires_at,
+            ${shape.scopes ? 'permissions' : 'NULL::text[] AS permissions'},
+            ${shape.credits ? 'credits_remaining, credits_refill_amount, credits_refill_interval, credits_updated_at' : 'credits_remaining IS NULL AS no_credits'}
+       FROM api_keys WHERE id IN (SELECT api_key_id FROM req)
+      ORDER BY id FOR NO KEY UPDATE
+   ), valid AS (
+     SELECT req.*, locked.appname, locked.role, locked.expires_at AS key_expires_at,
+            ${shape.scopes ? scopeGrantedBy('req.scope', 'locked.role', 'locked.permissions') : 'true'} AS scope_granted
+       FROM req JOIN locked ON locked.id = req.api_key_id
+      WHERE ${appkeyGenerationValid('req.key_generation', 'locked')} AND locked.policy_version = req.policy_version
+            ${shape.credits ? '' : 'AND locked.no_credits'}
+   ), permitted AS (
+     -- A scope the key's role and permissions do not grant now opens nothing and spends nothing (not even the jti).
+     SELECT * FROM valid WHERE scope_granted${shape.proofs ? proofs : `
+   ), proven AS (
+     SELECT * FROM permitted`}
+   ), recorded AS (
+     INSERT INTO request_token_jtis (api_key_id, jti, expires_at)
+     SELECT api_key_id, jti, to_timestamp(jti_expires_at) FROM proven WHERE jti IS NOT NULL
+     ON CONFLICT DO NOTHING
+     RETURNING api_key_id, jti
+   ), unreplayed AS (
+     -- The same token twice in one batch: the first gets the session, the second is a replay.
+     -- A login without a token (jti NULL) is never a replay, and each is a login of its own.
+     SELECT DISTINCT ON (proven.api_key_id, proven.jti, CASE WHEN proven.jti IS NULL THEN proven.ord END) proven.*
+       FROM proven LEFT JOIN recorded ON recorded.api_key_id = proven.api_key_id AND recorded.jti = proven.jti
+      WHERE proven.jti IS NULL OR recorded.jti IS NOT NULL
+      ORDER BY proven.api_key_id, proven.jti, CASE WHEN proven.jti IS NULL THEN proven.ord END, proven.ord${shape.credits ? credits : noCredits}
    ), opened AS (
      INSERT INTO sessions (id, api_key_id, key_generation, refresh_jti, created_at, expires_at, refresh_expires_at, scope, dpop_jkt)
      SELECT session_id, api_key_id, key_generation, refresh_jti, to_timestamp(issued_at),
@@ -149,8 +189,17 @@ const OPEN_API_KEY_SESSIONS = preparedStatement(
      LEFT JOIN proven USING (ord)
      LEFT JOIN unreplayed USING (ord)
      LEFT JOIN opened ON opened.id = req.session_id
-    ORDER BY req.ord`,
-);
+    ORDER BY req.ord`;
+}
+
+const OPEN_API_KEY_SESSIONS = new Map<string, PreparedStatement>();
+
+function openStatement(shape: Shape): PreparedStatement {
+  const name = `sessions.open-api-key-sessions${shape.proofs ? '.proofs' : ''}${shape.scopes ? '.scopes' : ''}${shape.credits ? '.credits' : ''}`;
+  let statement = OPEN_API_KEY_SESSIONS.get(name);
+  if (!statement) OPEN_API_KEY_SESSIONS.set(name, (statement = preparedStatement(name, openStatementText(shape))));
+  return statement;
+}
 
 export type ApiKeySessionOutcome =
   /** `notAfter`: the key's expiry (Unix seconds), which no token of the session outlives; null: none. */
@@ -169,7 +218,7 @@ export async function openApiKeySessions(q: Queryable, logins: ApiKeyLogin[]): P
   type Row = { key_valid: boolean; scope_granted: boolean | null; proof_fresh: boolean; unreplayed: boolean; role: Role | null; not_after: number | null } & {
     [K in keyof SessionTimes]: SessionTimes[K] | null;
   };
-  const { rows } = await q.queryPrepared<Row>(OPEN_API_KEY_SESSIONS, unnestValues(LOGIN_COLUMNS, logins));
+  const { rows } = await q.queryPrepared<Row>(openStatement(shapeOf(logins)), unnestValues(LOGIN_COLUMNS, logins));
   return rows.map(({ key_valid, scope_granted, proof_fresh, unreplayed, role, not_after, refresh_expires_at, created_at }): ApiKeySessionOutcome => {
     if (refresh_expires_at !== null && created_at !== null) return { opened: true, role, times: { refresh_expires_at, created_at }, notAfter: not_after };
     if (!key_valid) return { opened: false, refused: 'stale' };

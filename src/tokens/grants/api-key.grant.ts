@@ -91,6 +91,7 @@ export class ApiKeyGrant {
       dpopJkt: request.dpop?.jkt ?? null,
       dpopProof: request.dpop ? replayRecordOf(request.dpop) : null,
       policyVersion: key.policy.version,
+      credits: key.policy.credits !== null,
       policyNow: authentication.now,
     });
     if (!outcome.opened) {

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { openApiKeySessions, type ApiKeyLogin } from '../../../src/sessions/api-key-opening';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createApiKey, type TestApiKey } from '../../helpers/factories';
+import { createKeyWithPolicy } from '../key-policies/support';
 import { tokenIssuedEventsOf } from './support';
 
 /**
@@ -22,14 +23,15 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
   afterAll(() => t.close());
 
   async function stored(appname: string) {
-    const { rows } = await t.db.query<{ id: string; key_generation: number; policy_version: number }>('SELECT id, key_generation, policy_version FROM api_keys WHERE appname = $1', [
-      appname,
-    ]);
+    const { rows } = await t.db.query<{ id: string; key_generation: number; policy_version: number; credits_remaining: string | null; last_used: Date | null }>(
+      'SELECT id, key_generation, policy_version, credits_remaining, last_used FROM api_keys WHERE appname = $1',
+      [appname],
+    );
     return rows[0]!;
   }
 
   async function loginOf(appname: string, overrides: Partial<ApiKeyLogin> = {}): Promise<ApiKeyLogin> {
-    const { id, key_generation, policy_version } = await stored(appname);
+    const { id, key_generation, policy_version, credits_remaining } = await stored(appname);
     const now = Math.floor(Date.now() / 1000);
     return {
       now,
@@ -43,6 +45,7 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
       apiKeyId: id,
       keyGeneration: key_generation,
       policyVersion: policy_version,
+      credits: credits_remaining !== null,
       policyNow: Date.now() / 1000,
       jti: randomUUID(),
       jtiExpiresAt: now + 330,
@@ -114,5 +117,55 @@ describe('openApiKeySessions (API-key logins, many in one statement)', () => {
 
     const { rows } = await t.db.query('SELECT last_login, last_ip FROM api_keys WHERE appname = $1', [other.appname]);
     expect(rows[0]).toEqual({ last_login: String(late.now), last_ip: '198.51.100.9' });
+  });
+
+  // Each combination of DPoP proofs, scopes and credits in a batch is a statement of its own (api-key-opening.ts):
+  // a login must get the same outcome whichever its batch's neighbours make it.
+
+  it('when a key with credits shares a batch with keys without, then only its credits are spent, and every key is stamped as used', async () => {
+    const metered = await createKeyWithPolicy(t, { credits: { remaining: 5 } });
+    const logins = [await loginOf(other.appname), await loginOf(metered.appname), await loginOf(key.appname), await loginOf(metered.appname)];
+
+    const outcomes = await openApiKeySessions(t.db, logins);
+
+    expect(outcomes.map((o) => o.opened)).toEqual([true, true, true, true]);
+    expect((await stored(metered.appname)).credits_remaining).toBe('3');
+    expect((await stored(other.appname)).credits_remaining).toBeNull();
+    for (const appname of [other.appname, key.appname]) expect((await stored(appname)).last_used!.getTime()).toBeGreaterThanOrEqual(Math.floor(logins[0]!.policyNow) * 1000);
+  });
+
+  it('when a batch without credits stamps a key used twice in it, then its last use is the later moment', async () => {
+    const early = await loginOf(key.appname, { policyNow: Date.now() / 1000 + 100 });
+    const late = await loginOf(key.appname, { policyNow: Date.now() / 1000 + 200 });
+
+    await openApiKeySessions(t.db, [late, early]);
+
+    expect((await stored(key.appname)).last_used!.getTime() / 1000).toBeCloseTo(late.policyNow, 0);
+  });
+
+  it('when a login judged without credits finds its key with credits under the same policy version, then it is stale and writes nothing', async () => {
+    const judged = await loginOf(other.appname);
+    // Only a policy change gives a key credits, and it bumps the version; this forges the impossible case the guard is for.
+    await t.db.query('UPDATE api_keys SET credits_remaining = 1, credits_updated_at = now() WHERE id = $1', [judged.apiKeyId]);
+    try {
+      const outcomes = await openApiKeySessions(t.db, [judged]);
+
+      expect(outcomes).toEqual([{ opened: false, refused: 'stale' }]);
+      expect(await sessionsOf([judged])).toBe(0);
+      expect((await stored(other.appname)).credits_remaining).toBe('1');
+    } finally {
+      await t.db.query('UPDATE api_keys SET credits_remaining = NULL, credits_updated_at = NULL WHERE id = $1', [judged.apiKeyId]);
+    }
+  });
+
+  it('when one login of a batch asks for a scope its key’s role does not grant, then it alone is refused, and it writes nothing, not even its jti', async () => {
+    const granted = await loginOf(other.appname, { scope: 'api-keys:read' });
+    const beyond = await loginOf(other.appname, { scope: 'api-keys:admin' });
+    const plain = await loginOf(key.appname);
+
+    const outcomes = await openApiKeySessions(t.db, [granted, beyond, plain]);
+
+    expect(outcomes.map((o) => (o.opened ? 'opened' : o.refused))).toEqual(['opened', 'scope', 'opened']);
+    expect(await count('SELECT count(*) AS n FROM request_token_jtis WHERE jti = $1', [beyond.jti])).toBe(0);
   });
 });
