@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { spendKeyUses, type KeyUse } from '../../../src/api-keys/key-uses';
+import { KeyUses } from '../../../src/api-keys/key-use-batches';
+import type { Queryable } from '../../../src/db/database';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createKeyWithPolicy, putPolicy } from '../key-policies/support';
 
@@ -146,5 +148,35 @@ describe('spendKeyUses (uses of keys, many in one statement)', () => {
 
     expect(batches.flat().every((o) => o.used)).toBe(true);
     expect([(await stored(a.id)).credits_remaining, (await stored(b.id)).credits_remaining]).toEqual([20, 10]);
+  });
+});
+
+describe('KeyUses (concurrent uses batched)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('when uses arrive while one is being spent, then they share the next statement, and each gets its own outcome', async () => {
+    const key = await createKeyWithPolicy(t, { credits: { remaining: 7 } });
+    const { rows } = await t.db.query<{ id: string; policy_version: number }>('SELECT id, policy_version FROM api_keys WHERE appname = $1', [key.appname]);
+    const { id, policy_version } = rows[0]!;
+    // The real database, with each statement's batch size noted on the way.
+    const batchSizes: number[] = [];
+    const noting: Queryable = {
+      query: (text, values) => t.db.query(text, values),
+      queryPrepared: (statement, values) => {
+        batchSizes.push((values[0] as unknown[]).length);
+        return t.db.queryPrepared(statement, values);
+      },
+    };
+    const uses = new KeyUses(noting);
+
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => uses.spend({ keyId: id, version: policy_version, generation: null, cost: 1, now: Date.now() / 1000 })));
+
+    expect(batchSizes).toEqual([1, 9]);
+    expect(outcomes.map((o) => (o.used ? o.remaining : 'refused'))).toEqual([6, 5, 4, 3, 2, 1, 0, 'refused', 'refused', 'refused']);
   });
 });
