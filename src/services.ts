@@ -38,6 +38,7 @@ import { WebhooksService } from './webhooks/webhooks.service';
 import { SEALED_WEBHOOK_SECRETS } from './webhooks/webhooks.repository';
 import { KeyImportService } from './api-keys/key-import.service';
 import { ImportedKeyPresence } from './api-keys/imported-key-presence';
+import { KeyUses } from './api-keys/key-use-batches';
 import { SelfRevocation } from './key-leaks/self-revocation.service';
 import { SecretScanning } from './key-leaks/secret-scanning.service';
 import { GithubPublicKeys } from './key-leaks/github-public-keys';
@@ -146,13 +147,15 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     password: new PasswordGrant(db, issuer, credentials, config.defaultClientId),
     refresh: new RefreshGrant(db, signer, issuer, new RefreshRotations(db), config.defaultClientId, tokenEvents),
   };
-  const clients = new ClientSecrets(db, appkeys, admissions);
+  // One for verification and client authentication both, so their concurrent uses share a statement.
+  const keyUses = new KeyUses(db);
+  const clients = new ClientSecrets(db, appkeys, admissions, keyUses);
   // Request tokens as client libraries send them: up to an hour, for the issuer or this endpoint.
   const assertionRules = { audiences: [config.issuer, `${config.issuer}${PATHS.oauthToken}`], maxLifetimeSeconds: 3600, clockTolerance: config.clockTolerance };
   const users = new UsersService(db, config.bcryptCost, credentials);
   const policySettings = { clock, maxLifetimeDays: config.keyMaxLifetimeDays };
   const importedKeys = new ImportedKeyPresence(db);
-  const verifier = new KeyVerifier(db, keyJudge, usage, importedKeys);
+  const verifier = new KeyVerifier(db, keyJudge, usage, importedKeys, keyUses);
   return {
     db,
     apiKeys: new ApiKeysService(db, box, keyRoutesAuthenticator, appkeys, { clock, maxLifetimeDays: config.keyMaxLifetimeDays }),

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database';
 import type { KeyAppkeys, ValidAppkeys } from '../api-keys/valid-appkeys';
-import { spendKeyUse } from '../api-keys/key-uses';
+import type { KeyUses } from '../api-keys/key-use-batches';
 import { LoginRefusedError } from '../shared/errors';
 import type { RequestOrigin } from '../shared/audit-context';
 import type { Role } from '../shared/principals';
@@ -32,6 +32,7 @@ export class ClientSecrets {
     private readonly db: Database,
     private readonly appkeys: ValidAppkeys,
     private readonly admissions: KeyAdmissions,
+    private readonly uses: KeyUses,
   ) {}
 
   verify(clientId: string, secret: string, origin: RequestOrigin): Promise<AuthenticatedClient> {
@@ -71,7 +72,7 @@ export class ClientSecrets {
     const proof = provedBy(key, { secret });
     if (!proof) return undefined;
     if (!(await authentication.admit(key))) return undefined;
-    const outcome = await spendKeyUse(this.db, { keyId: key.id, version: key.policy.version, generation: proof.generation, cost: 1, now: authentication.now });
+    const outcome = await this.uses.spend({ keyId: key.id, version: key.policy.version, generation: proof.generation, cost: 1, now: authentication.now });
     if (outcome.used) return { id: key.id, appname: key.appname, role: outcome.role };
     if (outcome.stale) return undefined;
     return authentication.refuseUsage(key);

@@ -9,7 +9,7 @@ import { policyOf } from '../key-policies/policy-sql';
 import type { KeyJudge, KeyUse, RateState, Verdict } from '../key-policies/key-judge';
 import type { KeyUsageCounts } from '../usage/usage-counter';
 import { APPKEY_PREFIX, isWellFormedAppkey } from '../api-keys/appkey';
-import { spendKeyUse } from '../api-keys/key-uses';
+import type { KeyUses } from '../api-keys/key-use-batches';
 import { disableIdleKey, recordExpiredApiKeys } from '../api-keys/key-switches';
 import { findKeyByDigest, type VerifiedKeyRow } from './verify.repository';
 import type { ImportedKeyPresence } from './imported-key-presence';
@@ -24,7 +24,8 @@ const MAX_READS = 5;
 /**
  * POST /api/v1/keys/verify: is this key good, and may it do this? The key is found by the digest of
  * what was presented and judged by the policies' own judge (KeyJudge: the same rate counters as the
- * token routes); only VALID spends credits, by the token routes' own conditional UPDATE (spendKeyUse).
+ * token routes); only VALID spends credits, as client authentication does (KeyUses: concurrent uses
+ * share one statement and one commit).
  * A key without credits costs one SELECT and no write: its `last_used` and the usage counts are
  * written in batches (UsageRecorder). Not audited as events: counted in usage. Knows nothing of HTTP.
  */
@@ -34,6 +35,7 @@ export class KeyVerifier {
     private readonly judge: KeyJudge,
     private readonly usage: KeyUsageCounts,
     private readonly imported: ImportedKeyPresence,
+    private readonly uses: KeyUses,
   ) {}
 
   /**
@@ -91,7 +93,7 @@ export class KeyVerifier {
     }
     // A cost above what is left spends nothing; at 0 the key is refused even to a check that costs 0.
     if (key.credits < Math.max(input.cost, 1)) return answer('USAGE_EXCEEDED', key.credits);
-    const spent = await spendKeyUse(this.db, { keyId: key.id, version: key.policy_version, generation: key.generation, cost: input.cost, now: use.now });
+    const spent = await this.uses.spend({ keyId: key.id, version: key.policy_version, generation: key.generation, cost: input.cost, now: use.now });
     if (spent.used) return answer('VALID', spent.remaining, now);
     if (spent.stale) return undefined;
     return answer('USAGE_EXCEEDED', spent.available);

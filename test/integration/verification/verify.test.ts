@@ -4,6 +4,7 @@ import { bearer, tokenForRole, type TestApiKey } from '../../helpers/factories';
 import { Database } from '../../../src/db/database';
 import { generateAppkey } from '../../../src/api-keys/appkey';
 import { KeyVerifier } from '../../../src/verification/key-verifier';
+import { KeyUses } from '../../../src/api-keys/key-use-batches';
 import { UNCOUNTED } from '../../../src/usage/usage-counter';
 import type { Principal } from '../../../src/shared/principals';
 import { basic, createKeyWithPolicy, getPolicy, KEYS, nowSeconds, putPolicy } from '../key-policies/support';
@@ -290,7 +291,7 @@ describe('verification of an ak_ string with a wrong checksum', () => {
 
   it('when no imported key may exist, then NOT_FOUND without a database read: it answers even with the database unreachable', async () => {
     const key = await createKeyWithPolicy(t, {});
-    const verifier = new KeyVerifier(closed, t.services.keyJudge, UNCOUNTED, { mayHoldImportedKeys: () => false });
+    const verifier = new KeyVerifier(closed, t.services.keyJudge, UNCOUNTED, { mayHoldImportedKeys: () => false }, new KeyUses(closed));
 
     const answer = await verifier.verify(principal, { key: withBadChecksum(key.appkey), cost: 1 });
     const overHttp = await t.http().post(VERIFY).set(bearer(await tokenForRole(t, 'viewer'))).send({ key: withBadChecksum(key.appkey) });
@@ -303,7 +304,7 @@ describe('verification of an ak_ string with a wrong checksum', () => {
 
   it('when an imported key may exist, then the same string is looked up like any other', async () => {
     const key = await createKeyWithPolicy(t, {});
-    const verifier = new KeyVerifier(closed, t.services.keyJudge, UNCOUNTED, { mayHoldImportedKeys: () => true });
+    const verifier = new KeyVerifier(closed, t.services.keyJudge, UNCOUNTED, { mayHoldImportedKeys: () => true }, new KeyUses(closed));
 
     await expect(verifier.verify(principal, { key: withBadChecksum(key.appkey), cost: 1 })).rejects.toThrow();
   });
