@@ -137,8 +137,7 @@ function openStatementText(shape: Shape): string {
   return `WITH req AS (
      ${unnestRows(LOGIN_COLUMNS)}
    ), locked AS (
-     SELECT id, appname, role, key_generation, previous_key_valid_until, policy_version, expires_at,
-            ${shape.scopes ? 'permissions' : 'NULL::text[] AS permissions'},
+     SELECT id, appname, role, key_generation, previous_key_valid_until, policy_version, expires_at, permissions,
             ${shape.credits ? 'credits_remaining, credits_refill_amount, credits_refill_interval, credits_updated_at' : 'credits_remaining IS NULL AS no_credits'}
        FROM api_keys WHERE id IN (SELECT api_key_id FROM req)
       ORDER BY id FOR NO KEY UPDATE
