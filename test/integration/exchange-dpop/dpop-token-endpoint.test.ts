@@ -198,6 +198,36 @@ describe('POST /oauth2/token with DPoP (RFC 9449)', () => {
       await refusedWith(handSigned('RS256', generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, 'sha256', { crit: ['exp'] }), 'extension');
     });
 
+    it('when the proof carries an exp that has passed or an nbf still ahead, then it is refused; an exp ahead is taken', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await refusedWith(await key.proof('POST', TOKEN_URI, { claims: { exp: now - 5 } }), 'expired');
+      await refusedWith(await key.proof('POST', TOKEN_URI, { claims: { exp: 'tomorrow' } }), 'expired');
+      await refusedWith(await key.proof('POST', TOKEN_URI, { claims: { nbf: now + 30 } }), 'not valid yet');
+
+      const res = await tokenRequestWith(t, { grant_type: 'client_credentials' }, { authorization: basicOf(client), dpop: await key.proof('POST', TOKEN_URI, { claims: { exp: now + 30, nbf: now - 1 } }) });
+      expect(res.status).toBe(200);
+    });
+
+    it.each<ProofAlgorithm>(['ES256', 'EdDSA', 'RS256'])('when a %s proof’s signature is altered or cut short, then it is refused', async (alg) => {
+      const proofKey = await dpopKey(alg);
+      const proof = await proofKey.proof('POST', TOKEN_URI);
+      const signature = proof.slice(proof.lastIndexOf('.') + 1);
+      const flipped = `${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`;
+
+      await refusedWith(`${proof.slice(0, proof.lastIndexOf('.') + 1)}${flipped}`, 'signature');
+      await refusedWith(proof.slice(0, -4), 'signature');
+      // The same proof, whole, still goes through: the refusals above did not spend it.
+      expect((await tokenRequestWith(t, { grant_type: 'client_credentials' }, { authorization: basicOf(client), dpop: proof })).status).toBe(200);
+    });
+
+    it('when the proof’s signed claims are not a JSON object, then it is refused', async () => {
+      const header = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })).toString('base64url');
+      const input = `${header}.${Buffer.from('["POST"]').toString('base64url')}`;
+      const proof = `${input}.${sign('sha256', Buffer.from(input), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+
+      await refusedWith(proof, 'JSON object');
+    });
+
     it('when two DPoP headers are sent, then the request is refused', async () => {
       await refusedWith([await key.proof('POST', TOKEN_URI), await key.proof('POST', TOKEN_URI)], 'one DPoP header');
     });
