@@ -51,13 +51,16 @@ export class KeyVerifier {
     return this.judge.clock();
   }
 
-  /** `alongside`: the key as the bearer check's statement read it (VerifyReadAlong), used for the first read when it is of this key. */
+  /**
+   * `alongside`: the key as the bearer check's statement read it (VerifyReadAlong), used for the first
+   * read when it is of this key; its value passed looksUp and was hashed then, so neither is done again.
+   */
   async verify(principal: Principal, input: VerifyKeyInput, alongside?: KeyReadAlong): Promise<VerifyKeyResult> {
     if (!allows.read(principal)) throw forbidden();
-    if (!this.looksUp(input.key)) return notFound();
-    const digest = sha256(input.key);
+    let readAlong = alongside?.presented === input.key ? alongside : undefined;
+    if (!readAlong && !this.looksUp(input.key)) return notFound();
+    const digest = readAlong?.digest ?? sha256(input.key);
     const use = this.judge.use();
-    let readAlong = alongside?.digest.equals(digest) ? alongside : undefined;
     for (let read = 1; ; read++) {
       const key = readAlong ? readAlong.key : await findKeyByDigest(this.db, digest, use.now);
       readAlong = undefined;

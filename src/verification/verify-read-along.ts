@@ -5,8 +5,9 @@ import { sha256 } from '../crypto/digest';
 import type { Principal } from '../shared/principals';
 import { findKeyWithLivePrincipal, type VerifiedKeyRow } from './verify.repository';
 
-/** The key read beside the bearer check: by which digest, at which moment, and what was found (undefined: no such key). */
+/** The key read beside the bearer check: the value presented, its digest, the moment, and what was found (undefined: no such key). */
 export interface KeyReadAlong {
+  presented: string;
   digest: Buffer;
   now: number;
   key: VerifiedKeyRow | undefined;
@@ -34,7 +35,7 @@ export class VerifyReadAlong implements Authenticator {
     const digest = sha256(key);
     const now = this.lookup.now();
     const { principal, alongside } = await this.bearer.authenticateReading(presented, (q, sessionId, address) => findKeyWithLivePrincipal(q, sessionId, address, digest, now), req);
-    this.read.set(principal, { digest, now, key: alongside });
+    this.read.set(principal, { presented: key, digest, now, key: alongside });
     return principal;
   }
 
