@@ -1,8 +1,6 @@
 import { verify, type KeyObject } from 'node:crypto';
+import { es256Holds } from '../crypto/es256';
 import type { DpopSigningAlgorithm } from '../shared/dpop';
-
-/** RFC 7518 §3.4: an ES256 signature is R and S, 32 bytes each, side by side. */
-const ES256_SIGNATURE_BYTES = 64;
 
 /**
  * Whether a proof's signature (base64url) holds over its signing input for the key its header
@@ -14,11 +12,10 @@ const ES256_SIGNATURE_BYTES = 64;
  */
 export function proofSignatureHolds(alg: DpopSigningAlgorithm, key: KeyObject, signingInput: string, signature: string): boolean {
   const bytes = Buffer.from(signature, 'base64url');
-  const data = Buffer.from(signingInput);
   try {
-    if (alg === 'ES256') return bytes.length === ES256_SIGNATURE_BYTES && verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, bytes);
+    if (alg === 'ES256') return es256Holds(key, signingInput, bytes);
     // RS256 is RSASSA-PKCS1-v1_5 with SHA-256 (node:crypto's default padding); EdDSA and Ed25519 take no digest.
-    return verify(alg === 'RS256' ? 'sha256' : null, data, key, bytes);
+    return verify(alg === 'RS256' ? 'sha256' : null, Buffer.from(signingInput), key, bytes);
   } catch {
     return false;
   }

@@ -1,5 +1,6 @@
-import { createHmac, createSecretKey, hkdfSync, randomUUID, sign as signDigest, timingSafeEqual, verify as verifyDigest, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, hkdfSync, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { UnauthorizedError } from '../shared/errors';
+import { ES256_SIGNATURE_BYTES, es256Holds, es256Sign } from '../crypto/es256';
 import { decodeSegment, encodeSegment } from '../crypto/jws-segments';
 import type { SigningKeysService } from './signing-keys.service';
 import { VerifiedTokens } from './verified-tokens';
@@ -43,9 +44,6 @@ export const nowSeconds = () => Math.floor(Date.now() / 1000);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
-// ES256 per RFC 7518 §3.4: ECDSA P-256 over SHA-256, the signature as r || s (64 bytes), not DER.
-const ES256 = { digest: 'sha256', dsaEncoding: 'ieee-p1363' } as const;
-const ES256_SIGNATURE_BYTES = 64;
 const HS256_SIGNATURE_BYTES = 32;
 
 /** The refresh-token key: derived from the master key (so every instance has it), and used for nothing else. */
@@ -103,7 +101,7 @@ export class TokenSigner {
     }
     const { kid, privateKey } = await this.keys.signingKey();
     const signingInput = `${this.headerFor(kind, kid)}.${encodeSegment(payload)}`;
-    const signature = signDigest(ES256.digest, Buffer.from(signingInput), { key: privateKey, dsaEncoding: ES256.dsaEncoding });
+    const signature = es256Sign(privateKey, signingInput);
     return `${signingInput}.${signature.toString('base64url')}`;
   }
 
@@ -170,7 +168,7 @@ export class TokenSigner {
     }
     if (header.alg !== ALGORITHM || typeof header.kid !== 'string' || signature.length !== ES256_SIGNATURE_BYTES) return false;
     const key = await this.keys.publicKey(header.kid);
-    return key !== undefined && verifyDigest(ES256.digest, Buffer.from(signingInput), { key, dsaEncoding: ES256.dsaEncoding }, signature);
+    return key !== undefined && es256Holds(key, signingInput, signature);
   }
 
   /** Access tokens are typed `at+jwt` (RFC 9068 §2.1), so an RFC 9068 resource server accepts them and nothing takes another JWT for one. */
