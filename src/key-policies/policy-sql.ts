@@ -16,6 +16,22 @@ export const policyColumns = (k: string) =>
    ${k}.credits_remaining IS NOT NULL AS has_credits, ${k}.credits_refill_interval,
    ${k}.max_idle_days, ${epoch(`GREATEST(${k}.last_used, ${k}.max_idle_set_at, ${k}.enabled_at)`)} AS idle_since`;
 
+/** The names policyColumns gives its columns, for a statement that selects them again from a subquery. */
+export const POLICY_COLUMN_NAMES = [
+  'policy_version',
+  'enabled',
+  'expires_at',
+  'expiry_recorded',
+  'allowed_addresses',
+  'permissions',
+  'rate_limit',
+  'rate_limit_window_seconds',
+  'has_credits',
+  'credits_refill_interval',
+  'max_idle_days',
+  'idle_since',
+] as const satisfies readonly (keyof PolicyRow)[];
+
 export interface PolicyRow {
   policy_version: number;
   enabled: boolean;
