@@ -51,7 +51,7 @@ type KeyColumns = { [K in keyof VerifiedKeyRow as `key_${K}`]: VerifiedKeyRow[K]
  * The bearer check's liveness statement (session $1 called from $3) with the key of digest $2 at $4
  * beside it: a verification in one round trip (docs/performance.md, "verification"). The key's
  * columns come prefixed `key_`, so they never clash with the principal's: a lateral join, which
- * PostgreSQL runs in about three quarters of the time that building the key as one JSON value took.
+ * PostgreSQL runs in about four fifths of the time that building the key as one JSON value took.
  */
 const FIND_WITH_LIVE_PRINCIPAL = preparedStatement(
   'verification.find-with-live-principal',
