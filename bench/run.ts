@@ -154,6 +154,7 @@ async function runScenario(s: Scenario, ctx: BenchContext, o: Options): Promise<
       const m = new Map<string, Measurement>();
       for (const side of order) {
         const result = await measureOnceMore(s.id, side, o);
+        await side.settle?.();
         m.set(side.label, result);
         log(
           `  ${s.id} round ${r + 1} ${side.label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +

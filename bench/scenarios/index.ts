@@ -32,6 +32,11 @@ export interface Side {
   handle: ServerHandle;
   /** Fresh inputs for one autocannon run (warm-up or measured). */
   plan: () => Promise<LoadPlan>;
+  /**
+   * Called after each measured run of this side, before the other side starts: work its load left
+   * behind (an outbox's backlog) is done on this side's time, not in the other side's window.
+   */
+  settle?: () => Promise<void>;
 }
 
 export interface Scenario {

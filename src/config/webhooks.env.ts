@@ -40,7 +40,7 @@ export const webhooksEnv = {
     .int()
     .min(1)
     .max(64)
-    .default(8)
+    .default(16)
     .describe('Messages one instance sends to one endpoint at once (1 to 64), started in the order of their events; 1 sends them strictly one after another'),
 };
 
