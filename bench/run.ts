@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { createDatabase, createFloorSessionsTable, dropDatabase, fillApiKeys, fillSessions, query } from './harness/database';
-import { measureSide, type Measurement } from './harness/load';
+import { measureSide, withLeftover, type Measurement } from './harness/load';
 import { killStartedProcesses } from '../scripts/harness/node-process';
 import { ROOT } from './harness/processes';
 import { createKey, mapLimit, passwordGrant, startFlags, startService, type ServiceSettings } from './harness/service';
@@ -153,11 +153,12 @@ async function runScenario(s: Scenario, ctx: BenchContext, o: Options): Promise<
       const order = r % 2 === 0 ? [ours, floor] : [floor, ours];
       const m = new Map<string, Measurement>();
       for (const side of order) {
-        const result = await measureOnceMore(s.id, side, o);
-        await side.settle?.();
+        const run = await measureOnceMore(s.id, side, o);
+        const leftoverS = (await side.settle?.()) ?? 0;
+        const result = leftoverS > 0 ? withLeftover(run, leftoverS) : run;
         m.set(side.label, result);
         log(
-          `  ${s.id} round ${r + 1} ${side.label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
+          `  ${s.id} round ${r + 1} ${side.label}: ${result.rps.toFixed(0)} req/s${leftoverS > 0 ? ` (over the run and ${leftoverS.toFixed(1)} s of leftover work)` : ''}, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
             `non-2xx ${result.non2xx}, errors ${result.errors}, RSS ${result.peakRssMiB.toFixed(1)} MiB, ` +
             `server CPU ${result.serverCpuPct.toFixed(0)} %, driver CPU ${result.driverCpuPct.toFixed(0)} %`,
         );

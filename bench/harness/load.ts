@@ -20,6 +20,9 @@ export interface Measurement {
   driverCpuPct: number;
 }
 
+/** A side's run charged with the seconds its leftover work took after it (Side.settle): its req/s is over both. */
+export const withLeftover = (m: Measurement, seconds: number): Measurement => ({ ...m, rps: m.ok / (m.durationS + seconds), durationS: m.durationS + seconds });
+
 function run(url: string, plan: LoadPlan, seconds: number, connections: number): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     autocannon({ url, connections, pipelining: 1, duration: seconds, timeout: 30, requests: plan.requests }, (err, result) =>

@@ -33,10 +33,12 @@ export interface Side {
   /** Fresh inputs for one autocannon run (warm-up or measured). */
   plan: () => Promise<LoadPlan>;
   /**
-   * Called after each measured run of this side, before the other side starts: work its load left
-   * behind (an outbox's backlog) is done on this side's time, not in the other side's window.
+   * Called after each measured run of this side, before the other side starts: waits until the work
+   * its load left behind (an outbox's backlog) is done, and returns how many seconds that took. The
+   * side is charged for them (its req/s is over the run and that time), so work put off past the
+   * run is neither free nor done in the other side's window.
    */
-  settle?: () => Promise<void>;
+  settle?: () => Promise<number>;
 }
 
 export interface Scenario {
