@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { BearerAuthenticator } from '../bearer/bearer-authenticator';
 import type { Authenticator, PresentedAccessToken } from '../http/authenticate';
 import { preparedStatement, type Database, type Queryable } from '../db/database';
+import type { Prefixed } from '../db/prefixed-columns';
 import { livePrincipalsWhere, type LivePrincipalRow } from '../sessions/liveness';
 import type { Principal } from '../shared/principals';
 import { APPNAME_PATTERN } from '../shared/names';
@@ -53,8 +54,6 @@ const FIND_WITH_LIVE_PRINCIPAL = preparedStatement(
      FROM (${livePrincipalsWhere('s.id = $1', { address: '$3::inet' })}) AS live
      LEFT JOIN api_keys k ON k.appname = $2`,
 );
-
-type Prefixed<T, P extends string> = { [K in keyof T as `${P}${K & string}`]: T[K] | null };
 
 /**
  * Session `sessionId`'s live principal called from `address` (undefined once the session or its principal is not live) and

@@ -1,4 +1,5 @@
 import { preparedStatement, type Queryable } from '../db/database';
+import type { Prefixed } from '../db/prefixed-columns';
 import type { Role } from '../shared/principals';
 import { creditsAt, POLICY_COLUMN_NAMES, policyColumns, type PolicyRow } from '../key-policies/policy-sql';
 import { livePrincipalsWhere, type LivePrincipalRow } from '../sessions/liveness';
@@ -45,8 +46,6 @@ type UnlistedColumn = Exclude<keyof VerifiedKeyRow, (typeof VERIFIED_KEY_COLUMNS
 const everyColumnListed: [UnlistedColumn] extends [never] ? true : never = true;
 void everyColumnListed;
 
-type KeyColumns = { [K in keyof VerifiedKeyRow as `key_${K}`]: VerifiedKeyRow[K] | null };
-
 /**
  * The bearer check's liveness statement (session $1 called from $3) with the key of digest $2 at $4
  * beside it: a verification in one round trip (docs/performance.md, "verification"). The key's
@@ -68,7 +67,7 @@ export async function findKeyWithLivePrincipal(
   digest: Buffer,
   now: number,
 ): Promise<{ live: LivePrincipalRow | undefined; alongside: VerifiedKeyRow | undefined }> {
-  const { rows } = await q.queryPrepared<LivePrincipalRow & KeyColumns>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, digest, address, now]);
+  const { rows } = await q.queryPrepared<LivePrincipalRow & Prefixed<VerifiedKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, digest, address, now]);
   const row = rows[0];
   if (!row) return { live: undefined, alongside: undefined };
   const { session_id, type, principal_id, name, role, scope } = row;
