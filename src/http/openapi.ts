@@ -49,7 +49,8 @@ export const DPOP_HEADER = {
   required: false,
   description:
     'A DPoP proof (RFC 9449 §4): a JWT typed dpop+jwt, signed by the key in its jwk header (ES256, EdDSA/Ed25519 or RS256), with jti, htm, htu and an iat ' +
-    'within 60 s of now, each proof used once. At the token endpoint it binds the tokens issued to that key (token_type DPoP, cnf.jkt); a DPoP-bound refresh token needs one by its key.',
+    'within 60 s of now, each proof used once. At the token endpoint and on the refresh route it binds the tokens issued, and the session, to that key (token_type DPoP, cnf.jkt); ' +
+    'a DPoP-bound refresh token needs one by its key.',
   schema: { type: 'string' },
 };
 

@@ -13,7 +13,10 @@ export interface RefreshRotation {
   sessionId: string;
   principalId: string;
   presentedJti: string;
-  /** The DPoP key the refresh was proved with (null: none): it must be the one the session is bound to, if any. */
+  /**
+   * The DPoP key the refresh was proved with (null: none): a bound session's must be its key; an
+   * unbound session is bound to it from now on (RFC 9449 §5).
+   */
   dpopJkt: string | null;
   newJti: string;
   refreshTtlSeconds: number;
@@ -66,10 +69,12 @@ const rotation = (lock: 'wait' | 'skip') =>
        UPDATE sessions
           SET refresh_jti = req.new_jti,
               refresh_expires_at = LEAST(to_timestamp(req.issued_at + req.refresh_ttl), sessions.expires_at),
-              scope = COALESCE(req.scope, sessions.scope)
+              scope = COALESCE(req.scope, sessions.scope),
+              -- Bound by the statement that spends the unbound token, so no unbound refresh token of it is left.
+              dpop_jkt = COALESCE(sessions.dpop_jkt, req.dpop_jkt)
          FROM req JOIN live ON live.session_id = req.session_id AND live.principal_id = req.principal_id
         WHERE sessions.id = req.session_id AND sessions.refresh_jti = req.presented_jti
-          AND sessions.dpop_jkt IS NOT DISTINCT FROM req.dpop_jkt
+          AND (sessions.dpop_jkt IS NULL OR sessions.dpop_jkt = req.dpop_jkt)
           -- A key's refresh token works only from an address its policy allows; refused, it stays unused.
           AND ${addressAllowed('live.networks', 'req.address')}
         RETURNING req.ord, req.client_address, req.request_id, req.route,

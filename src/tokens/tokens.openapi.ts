@@ -24,7 +24,7 @@ export function describeTokenRoutes(): RoutesDescription {
       [PATHS.apiKeyToken]: { post: tokenOperation('v1_auth_token_post', 'Token via an API key request token', 'ApiKeyTokenBody') },
       [PATHS.token]: { post: tokenOperation('auth_bearer_token_post', 'Token via user credentials', 'PasswordTokenBody') },
       [PATHS.refresh]: {
-        post: { ...tokenOperation('auth_bearer_refresh_post', 'Token via a refresh token (one use; a DPoP-bound one with a proof by its key)', 'RefreshTokenBody'), parameters: [DPOP_HEADER] },
+        post: { ...tokenOperation('auth_bearer_refresh_post', 'Token via a refresh token (one use; a DPoP proof binds the session to its key, and a bound one needs a proof by its key)', 'RefreshTokenBody'), parameters: [DPOP_HEADER] },
       },
     },
     requestSchemas: { ApiKeyTokenBody: apiKeyTokenBody, PasswordTokenBody: passwordTokenBody, RefreshTokenBody: refreshTokenBody },

@@ -22,8 +22,9 @@ export interface TokenGrants {
 
 /**
  * The three token routes: no-store, the per-address limit (before any body is read), body parsing,
- * then for passwords the failed-attempt limits. They issue bearer tokens; a DPoP proof binds tokens
- * at /oauth2/token only, but a bound session refreshes here as there, with a proof by its key.
+ * then for passwords the failed-attempt limits. The logins issue bearer tokens; the refresh route
+ * treats a DPoP proof as /oauth2/token does (one family, whichever route redeems it): it binds the
+ * session to the proof's key, and a bound session's refresh needs a proof by that key.
  */
 export function tokensRouter(grants: TokenGrants, limits: RateLimits, dpop: Dpop): Router {
   const router = Router();
@@ -48,7 +49,6 @@ export function tokensRouter(grants: TokenGrants, limits: RateLimits, dpop: Dpop
     .route(PATHS.refresh)
     .post(noStore, limits.tokenRoutes, jsonOrFormBody, async function refreshGrant(req: Request, res: Response) {
       const { refresh_token: refreshToken } = parseInput(refreshTokenBody, req.body, 'body');
-      // A DPoP-bound session's refresh token needs a proof by its key here too (one family, whichever route redeems it).
       const dpopJkt = await dpop.keyOf(dpopPresentationOf(req));
       res.json(await grants.refresh.refresh(refreshToken, originOf(req), undefined, dpopJkt));
     })

@@ -43,7 +43,8 @@ export class RefreshGrant {
 
   /**
    * `request` undefined: the service's own route, which ignores the client binding and always gives an
-   * ID token. `dpopJkt`: the key of the request's DPoP proof, checked and spent (undefined: none).
+   * ID token. `dpopJkt`: the key of the request's DPoP proof, checked and spent (undefined: none);
+   * the new tokens and the session are bound to it.
    */
   async refresh(refreshToken: string, origin: RequestOrigin, request?: RefreshTokenRequest, dpopJkt?: string): Promise<OAuthTokenResponse> {
     // A key's refresh token works only from an address its policy allows (contract, "Tokens follow the key").
@@ -62,7 +63,8 @@ export class RefreshGrant {
       sessionId: claims.sid,
       principalId: claims.sub,
       presentedJti: claims.jti,
-      dpopJkt: bound ?? null,
+      // RFC 9449 §5: a proof binds an unbound session to its key from now on, as a login with one would.
+      dpopJkt: dpopJkt ?? null,
       address,
       origin,
     });
@@ -91,7 +93,7 @@ export class RefreshGrant {
         clientId: sessionClientId({ client_id: client.id, type: principal.type, name: principal.name }, this.defaultClientId),
         refreshToken: true,
         idToken: request === undefined || (client.idToken && scopeWords(scope).includes('openid')),
-        dpopJkt: bound,
+        dpopJkt,
       },
     );
   }

@@ -4,8 +4,8 @@ import { dpopKey, type DpopKey, type ProofAlgorithm } from '../../helpers/dpop';
 import { expectOAuthError } from '../../helpers/errors';
 import { createApiKey, createUser, type TestApiKey, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
-import { assertionOf, JWT_BEARER, OAUTH2, post, sessionOf, stateOf } from '../oauth2/support';
-import { clientCredentials, ISSUER, TOKEN_URI, tokenRequestWith } from './support';
+import { assertionOf, JWT_BEARER, OAUTH2, post, stateOf } from '../oauth2/support';
+import { clientCredentials, dpopCall, dpopChallenge, ISSUER, TOKEN_URI, tokenRequestWith } from './support';
 
 /**
  * RFC 9449 at POST /oauth2/token: a token request with a valid DPoP proof gets tokens bound to the
@@ -123,16 +123,77 @@ describe('POST /oauth2/token with DPoP (RFC 9449)', () => {
       expect(accepted.body.token_type).toBe('DPoP');
       expect(claimsOf(accepted.body.access_token).cnf).toEqual({ jkt: key.jkt });
     });
+  });
 
-    it('when a bearer session is refreshed with a valid proof, then it stays a bearer session', async () => {
-      const login = await tokenRequestWith(t, { grant_type: 'password', ...user });
+  describe('a bearer session refreshed with a proof is bound from then on (RFC 9449 §5)', () => {
+    const ownRefresh = async (refreshToken: string, proofKey?: DpopKey) => {
+      const req = t.http().post('/api/auth/bearer/refresh').type('form');
+      return (proofKey ? req.set('DPoP', await proofKey.proof('POST', `${ISSUER}/api/auth/bearer/refresh`)) : req).send({ refresh_token: refreshToken });
+    };
+    const bearerLogin = async () => (await tokenRequestWith(t, { grant_type: 'password', ...user })).body;
 
-      const res = await refresh(login.body.refresh_token, key);
+    it('when a bearer session is refreshed with a valid proof, then the new tokens are bound to the proof’s key, and the access token is refused as a bearer token', async () => {
+      const login = await bearerLogin();
+
+      const res = await refresh(login.refresh_token, key);
+
+      expect(res.status).toBe(200);
+      expect(res.body.token_type).toBe('DPoP');
+      expect(res.body['session-state']).toBe(login['session-state']);
+      expect(claimsOf(res.body.access_token).cnf).toEqual({ jkt: key.jkt });
+      expect(claimsOf(res.body.refresh_token).cnf).toEqual({ jkt: key.jkt });
+      expect((await t.http().get('/api/v1/api-keys').set('Authorization', `Bearer ${res.body.access_token}`)).status).toBe(401);
+      expect((await dpopCall(t, 'get', '/api/v1/api-keys', res.body.access_token, key)).status).toBe(200);
+    });
+
+    it('when a session bound by its refresh is refreshed again with no proof or by another key, then 400 invalid_dpop_proof and the refresh token is not used up; by the same key it works', async () => {
+      const bound = (await refresh((await bearerLogin()).refresh_token, key)).body;
+      const before = await stateOf(t);
+
+      const noProof = await refresh(bound.refresh_token);
+      const otherKey = await refresh(bound.refresh_token, await dpopKey('ES256'));
+
+      expectOAuthError(noProof, 400, 'invalid_dpop_proof', { message: 'needs a DPoP proof' });
+      expectOAuthError(otherKey, 400, 'invalid_dpop_proof', { message: 'another key' });
+      expect(await stateOf(t)).toEqual(before);
+      const sameKey = await refresh(bound.refresh_token, key);
+      expect(sameKey.status).toBe(200);
+      expect(claimsOf(sameKey.body.access_token).cnf).toEqual({ jkt: key.jkt });
+    });
+
+    it('when a bearer session is refreshed with a proof on the service’s own route, then it is bound there too: no proof or another key is 401 with a DPoP challenge, the same key works', async () => {
+      const login = await bearerLogin();
+
+      const bound = await ownRefresh(login.refresh_token, key);
+      const before = await stateOf(t);
+      const noProof = await ownRefresh(bound.body.refresh_token);
+      const otherKey = await ownRefresh(bound.body.refresh_token, await dpopKey('ES256'));
+      const after = await stateOf(t);
+      const sameKey = await ownRefresh(bound.body.refresh_token, key);
+
+      expect(bound.status).toBe(200);
+      expect(bound.body.token_type).toBe('DPoP');
+      expect(claimsOf(bound.body.access_token).cnf).toEqual({ jkt: key.jkt });
+      expect(claimsOf(bound.body.refresh_token).cnf).toEqual({ jkt: key.jkt });
+      expect((await t.http().get('/api/v1/api-keys').set('Authorization', `Bearer ${bound.body.access_token}`)).status).toBe(401);
+      for (const refused of [noProof, otherKey]) {
+        expect(refused.status).toBe(401);
+        expect(refused.headers['www-authenticate']).toEqual(dpopChallenge('invalid_dpop_proof'));
+      }
+      expect(after).toEqual(before);
+      expect(sameKey.status).toBe(200);
+      expect(claimsOf(sameKey.body.access_token).cnf).toEqual({ jkt: key.jkt });
+    });
+
+    it('when a bearer session is refreshed without a proof, then it stays a bearer session', async () => {
+      const login = await bearerLogin();
+
+      const res = await refresh(login.refresh_token);
 
       expect(res.status).toBe(200);
       expect(res.body.token_type).toBe('bearer');
       expect(claimsOf(res.body.access_token).cnf).toBeUndefined();
-      expect((await sessionOf(t, login.body['session-state']))?.id).toBe(login.body['session-state']);
+      expect((await t.http().get('/api/v1/api-keys').set('Authorization', `Bearer ${res.body.access_token}`)).status).toBe(200);
     });
   });
 

@@ -89,6 +89,41 @@ describe('rotateRefreshTokens (refreshes, many in one statement)', () => {
     expect(await eventsOf([used, someoneElse, revoked])).toBe(0);
   });
 
+  it('when a batch carries DPoP keys, then an unbound session is bound to its refresh’s key, a bound one rotates only with its own key, and a refusal leaves it unused', async () => {
+    const keyOf = async (sessionId: string) =>
+      (await t.db.query<{ dpop_jkt: string | null }>('SELECT dpop_jkt FROM sessions WHERE id = $1', [sessionId])).rows[0]!.dpop_jkt;
+    const boundLogin = async (jkt: string) => {
+      const login = await loginAs(t, user);
+      await t.db.query('UPDATE sessions SET dpop_jkt = $2 WHERE id = $1', [login['session-state'], jkt]);
+      return login;
+    };
+    const binding = rotationOf(await loginAs(t, user), { dpopJkt: 'key-a' });
+    const stayingBearer = rotationOf(await loginAs(t, user));
+    const sameKey = rotationOf(await boundLogin('key-b'), { dpopJkt: 'key-b' });
+    const otherKey = rotationOf(await boundLogin('key-b'), { dpopJkt: 'key-c' });
+    const noKey = rotationOf(await boundLogin('key-b'));
+
+    const rotated = await rotateRefreshTokens(t.db, [binding, stayingBearer, sameKey, otherKey, noKey]);
+
+    expect(rotated.map((r) => r !== undefined)).toEqual([true, true, true, false, false]);
+    expect(await Promise.all([binding, stayingBearer, sameKey, otherKey, noKey].map((r) => keyOf(r.sessionId)))).toEqual(['key-a', null, 'key-b', 'key-b', 'key-b']);
+    for (const refused of [otherKey, noKey]) expect(await currentJti(refused.sessionId)).toBe(refused.presentedJti);
+    expect(await eventsOf([otherKey, noKey])).toBe(0);
+  });
+
+  it('when one unbound refresh token appears twice in a batch with two keys, then its session rotates once and is bound to the key of the one that rotated', async () => {
+    const login = await loginAs(t, user);
+    const withA = rotationOf(login, { dpopJkt: 'key-a' });
+    const withB = rotationOf(login, { dpopJkt: 'key-b' });
+
+    const rotated = await rotateRefreshTokens(t.db, [withA, withB]);
+
+    expect(rotated.filter((r) => r !== undefined)).toHaveLength(1);
+    const winner = rotated[0] ? withA : withB;
+    const { rows } = await t.db.query('SELECT refresh_jti, dpop_jkt FROM sessions WHERE id = $1', [login['session-state']]);
+    expect(rows[0]).toEqual({ refresh_jti: winner.newJti, dpop_jkt: winner.dpopJkt });
+  });
+
   itWithConcurrentConnections()('when another transaction holds a session’s row, then the batch skips it at once instead of waiting', async () => {
     const busy = rotationOf(await loginAs(t, user));
     const free = rotationOf(await loginAs(t, user));
