@@ -235,6 +235,24 @@ describe('POST /oauth2/token: token exchange (RFC 8693)', () => {
       expect(await stateOf(t)).toEqual(before);
     });
 
+    it('when the subject token has expired, then invalid_request and nothing is recorded', async () => {
+      const short = await startTestApp({ ACCESS_TOKEN_TTL: '1' });
+      try {
+        const user = await createUser(short, { role: 'viewer' });
+        const subject = (await tokenRequestWith(short, { grant_type: 'password', ...user })).body.access_token as string;
+        const exp = claimsOf(subject).exp as number;
+        while (Date.now() < exp * 1000) await new Promise((resolve) => setTimeout(resolve, 100));
+        const before = await stateOf(short);
+
+        const res = await tokenRequestWith(short, { grant_type: TOKEN_EXCHANGE, subject_token: subject, subject_token_type: ACCESS_TOKEN_TYPE });
+
+        expectOAuthError(res, 400, 'invalid_request');
+        expect(await stateOf(short)).toEqual(before);
+      } finally {
+        await short.close();
+      }
+    });
+
     it('when the client authenticates with a wrong secret, or names an unknown public client, then 401 invalid_client; a listed public client may exchange', async () => {
       const wrong = await exchange({ subject_token: adminToken }, { authorization: basic(service.appname, `${service.appkey}x`) });
       const unknownClient = await exchange({ subject_token: adminToken, client_id: 'not-a-client' });
@@ -262,6 +280,52 @@ describe('POST /oauth2/token: token exchange (RFC 8693)', () => {
       expect(sameKey.body.token_type).toBe('DPoP');
       expect(claimsOf(sameKey.body.access_token).cnf).toEqual({ jkt: key.jkt });
       expect((await dpopCall(t, 'get', '/api/v1/api-keys', sameKey.body.access_token, key)).status).toBe(200);
+    });
+
+    it('when an unbound subject token is exchanged with a valid proof, then the new token is DPoP-bound to the proof’s key and refused as a bearer token', async () => {
+      const key = await dpopKey('ES256');
+
+      const res = await exchange({ subject_token: adminToken, scope: 'api-keys:read' }, { dpop: await key.proof('POST', TOKEN_URI) });
+
+      expect(res.status).toBe(200);
+      expect(res.body.token_type).toBe('DPoP');
+      expect(claimsOf(res.body.access_token).cnf).toEqual({ jkt: key.jkt });
+      expect((await t.http().get('/api/v1/api-keys').set(bearer(res.body.access_token))).status).toBe(401);
+      expect((await dpopCall(t, 'get', '/api/v1/api-keys', res.body.access_token, key)).status).toBe(200);
+    });
+
+    it('when a DPoP-bound actor token comes with an unbound subject, then only a proof by the actor’s key is taken, and the new token is bound to that key', async () => {
+      const actorKey = await dpopKey('ES256');
+      const actorToken = (await tokenRequestWith(t, { grant_type: 'client_credentials' }, { ...serviceAuth(), dpop: await actorKey.proof('POST', TOKEN_URI) })).body
+        .access_token as string;
+      const withActor = { subject_token: adminToken, actor_token: actorToken, actor_token_type: ACCESS_TOKEN_TYPE };
+      const before = await stateOf(t);
+
+      const noProof = await exchange(withActor);
+      const otherKey = await exchange(withActor, { dpop: await (await dpopKey('ES256')).proof('POST', TOKEN_URI) });
+      const after = await stateOf(t);
+      const actorsKey = await exchange(withActor, { dpop: await actorKey.proof('POST', TOKEN_URI) });
+
+      expectOAuthError(noProof, 400, 'invalid_dpop_proof', { message: 'actor_token' });
+      expectOAuthError(otherKey, 400, 'invalid_dpop_proof', { message: 'actor_token' });
+      expect(after).toEqual(before);
+      expect(actorsKey.status).toBe(200);
+      expect(actorsKey.body.token_type).toBe('DPoP');
+      expect(claimsOf(actorsKey.body.access_token)).toEqual(expect.objectContaining({ cnf: { jkt: actorKey.jkt }, act: { sub: claimsOf(actorToken).sub } }));
+    });
+
+    it('when the subject and actor tokens are bound to two different keys, then no one proof can exchange them: 400 invalid_dpop_proof', async () => {
+      const subjectKey = await dpopKey('ES256');
+      const actorKey = await dpopKey('ES256');
+      const boundTo = async (key: typeof subjectKey) =>
+        (await tokenRequestWith(t, { grant_type: 'client_credentials' }, { ...serviceAuth(), dpop: await key.proof('POST', TOKEN_URI) })).body.access_token as string;
+      const withActor = { subject_token: await boundTo(subjectKey), actor_token: await boundTo(actorKey), actor_token_type: ACCESS_TOKEN_TYPE };
+
+      const bySubjectKey = await exchange(withActor, { dpop: await subjectKey.proof('POST', TOKEN_URI) });
+      const byActorKey = await exchange(withActor, { dpop: await actorKey.proof('POST', TOKEN_URI) });
+
+      expectOAuthError(bySubjectKey, 400, 'invalid_dpop_proof', { message: 'actor_token' });
+      expectOAuthError(byActorKey, 400, 'invalid_dpop_proof', { message: 'subject_token' });
     });
   });
 });
