@@ -1,4 +1,4 @@
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, type TestApiKey, type TestUser } from '../../helpers/factories';
 import { claimsOf } from '../../helpers/tokens';
@@ -41,6 +41,16 @@ describe('POST /oauth2/token: ID tokens (OpenID Connect) only for an end user’
     );
     expect(payload.exp!).toBeGreaterThan(payload.iat!);
     expect(access.aud).toBe(ISSUER);
+  });
+
+  it('when a named client logs a user in with scope openid and refreshes, then each access token’s header is typed at+jwt and each ID token’s JWT (RFC 9068 §2.1)', async () => {
+    const res = await login({ scope: 'openid api-keys:read', client_id: 'console-app' });
+    const refreshed = await refresh(res.body.refresh_token, { client_id: 'console-app' });
+
+    for (const body of [res.body, refreshed.body]) {
+      expect(decodeProtectedHeader(body.access_token)).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: expect.any(String) });
+      expect(decodeProtectedHeader(body.id_token)).toEqual({ alg: 'ES256', typ: 'JWT', kid: expect.any(String) });
+    }
   });
 
   it.each([
