@@ -263,6 +263,31 @@ describe('import under KEY_MAX_LIFETIME_DAYS', () => {
   });
 });
 
+/** An imported secret still authenticates as the previous key during a regen's grace, so verification must still read it. */
+describe('imported keys: a secret in its regen grace', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('when the only imported key, shaped like an appkey with a wrong checksum, is regenerated with a grace, then after the presence check its old secret still verifies VALID', async () => {
+    const ordinary = await createApiKey(t, { role: null });
+    const lookalike = ordinary.appkey.slice(0, -1) + (ordinary.appkey.endsWith('A') ? 'B' : 'A');
+    const key = importedKey(lookalike);
+    expect((await importKeys(t, [key])).status).toBe(201);
+    const admin = await tokenForRole(t, 'admin');
+    expect((await t.http().put(`${KEYS}/${key.appname}/regen?grace_seconds=600`).set(bearer(admin)).send({ roles: ['viewer'] })).status).toBe(200);
+
+    // What every instance does every 30 seconds: ask whether an imported secret is left.
+    await t.services.importedKeys.refresh();
+    const res = await t.http().post('/api/v1/keys/verify').set(bearer(await tokenForRole(t, 'viewer'))).send({ key: lookalike });
+
+    expect(res.body).toEqual(expect.objectContaining({ valid: true, code: 'VALID', appname: key.appname }));
+  });
+});
+
 /** The predicate verification asks before it answers a bad `ak_` checksum without reading (ImportedKeyPresence). */
 onSharedServerOnly()('imported keys: their presence, across two instances', () => {
   let a: TestApp;
