@@ -112,6 +112,25 @@ describe('POST /api/v1/secret-scanning/github', () => {
     expect(empty.status).toBe(400);
   });
 
+  it('when GitHub sends a large batch above 64 KiB, then every finding is labelled; a body above 1 MiB is 413', async () => {
+    const key = await createApiKey(t);
+    // GitHub gives no maximum batch size: 400 findings with long URLs are about 120 KiB.
+    const findings = Array.from({ length: 400 }, (_, i) => finding(generateAppkey(), `https://github.com/octo/repo/blob/${'a'.repeat(200)}/file-${i}.env`));
+    findings[399] = finding(key.appkey);
+    const huge = [finding('x', `https://github.com/${'x'.repeat(1024 * 1024)}`)];
+    expect(JSON.stringify(findings).length).toBeGreaterThan(64 * 1024);
+
+    const res = await report(t, findings, github);
+    const tooLarge = await report(t, huge, github);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toHaveLength(400);
+    expect(res.body[399].label).toBe('true_positive');
+    expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'leaked' }));
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.message).toMatch(/1 MiB/);
+  });
+
   it('when an unknown identifier arrives, then the list is fetched again at most once a minute, and a key GitHub adds is accepted after that', async () => {
     const rotated = newSigningKey('github-key-2');
     // Known keys are answered from memory.
