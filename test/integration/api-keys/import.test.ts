@@ -261,6 +261,18 @@ describe('import under KEY_MAX_LIFETIME_DAYS', () => {
     expect(tooLate.status).toBe(400);
     expect(tooLate.body.message).toMatch(/body\.keys\.0\.policy\.expires_at/);
   });
+
+  it('when a caller who is not an admin imports a key with an expiry in the past or beyond the ceiling, then 400 before 403', async () => {
+    const editor = await tokenForRole(t, 'editor');
+
+    const past = await importKeys(t, [importedKey(foreignSecret(), { policy: { expires_at: 1 } })], editor);
+    const tooLate = await importKeys(t, [importedKey(foreignSecret(), { policy: { expires_at: Math.floor(Date.now() / 1000) + 31 * 86_400 } })], editor);
+    const valid = await importKeys(t, [importedKey(foreignSecret())], editor);
+
+    expect([past.status, past.body.message]).toEqual([400, expect.stringMatching(/^body\.keys\.0\.policy\.expires_at: must be in the future/)]);
+    expect([tooLate.status, tooLate.body.message]).toEqual([400, expect.stringMatching(/^body\.keys\.0\.policy\.expires_at: must be at most 30 days/)]);
+    expect(valid.status).toBe(403);
+  });
 });
 
 /** An imported secret still authenticates as the previous key during a regen's grace, so verification must still read it. */

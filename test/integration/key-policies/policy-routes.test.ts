@@ -293,6 +293,19 @@ describe('key policies: KEY_MAX_LIFETIME_DAYS', () => {
     expect(within.status).toBe(200);
   });
 
+  it('when a caller who may not create the key gives an expiry in the past or beyond the ceiling, then 400 before 403', async () => {
+    const viewer = await tokenForRole(t, 'viewer');
+    const create = (policy: Record<string, unknown>) => t.http().post(KEYS).set(bearer(viewer)).send({ appname: `v-${nowSeconds()}`, roles: [], policy });
+
+    const past = await create({ expires_at: 1 });
+    const tooLate = await create({ expires_at: nowSeconds() + 31 * DAY });
+    const valid = await create({ expires_at: nowSeconds() + DAY });
+
+    expect([past.status, past.body.message]).toEqual([400, expect.stringMatching(/^body\.policy\.expires_at: must be in the future/)]);
+    expect([tooLate.status, tooLate.body.message]).toEqual([400, expect.stringMatching(/^body\.policy\.expires_at: must be at most 30 days/)]);
+    expect(valid.status).toBe(403);
+  });
+
   it('when a key that existed without an expiry is regenerated, then it keeps having none', async () => {
     const key = await createApiKey(t);
     await t.db.query('UPDATE api_keys SET expires_at = NULL WHERE appname = $1', [key.appname]);
