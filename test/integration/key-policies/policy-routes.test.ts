@@ -306,6 +306,21 @@ describe('key policies: KEY_MAX_LIFETIME_DAYS', () => {
     expect(valid.status).toBe(403);
   });
 
+  it('when a PUT gives an expiry in the past, beyond the ceiling or none, then 400 before 403 for a caller who may not update it, and before 404 for a key that does not exist', async () => {
+    const key = await createKeyWithPolicy(t, { expires_at: nowSeconds() + DAY });
+    const viewer = await tokenForRole(t, 'viewer');
+
+    const past = await putPolicy(t, key.appname, { expires_at: 1 }, viewer);
+    const tooLate = await putPolicy(t, key.appname, { expires_at: nowSeconds() + 31 * DAY }, viewer);
+    const none = await putPolicy(t, 'no-such-key', {});
+    const valid = await putPolicy(t, key.appname, { expires_at: nowSeconds() + DAY }, viewer);
+
+    expect([past.status, tooLate.status, none.status]).toEqual([400, 400, 400]);
+    expect(past.body.message).toMatch(/^body\.expires_at: must be in the future/);
+    expect(none.body.message).toMatch(/^body\.expires_at: is required while KEY_MAX_LIFETIME_DAYS is set/);
+    expect(valid.status).toBe(403);
+  });
+
   it('when a key that existed without an expiry is regenerated, then it keeps having none', async () => {
     const key = await createApiKey(t);
     await t.db.query('UPDATE api_keys SET expires_at = NULL WHERE appname = $1', [key.appname]);
