@@ -124,6 +124,26 @@ describe('POST /api/v1/api-keys/import', () => {
     expect((await verify(foreignSecret())).body).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
 
+  it('when an imported key has a long secret, then it verifies VALID and authenticates as a client, and its holder can revoke it, at 2,000 characters and beyond', async () => {
+    const long = `${foreignSecret()}${randomBytes(1000).toString('hex')}`.slice(0, 2000);
+    const longer = `${foreignSecret()}${randomBytes(5000).toString('hex')}`;
+    const [key, longerKey] = [importedKey(long), importedKey(longer)];
+    expect((await importKeys(t, [key, longerKey])).status).toBe(201);
+    const verify = async (k: string) => t.http().post('/api/v1/keys/verify').set(bearer(await tokenForRole(t, 'viewer'))).send({ key: k });
+
+    const verified = await verify(long);
+    const verifiedLonger = await verify(longer);
+    const asClient = await authenticate(t, 'client_credentials, client_secret_post', { appname: longerKey.appname, appkey: longer }, grants);
+    const revoked = await t.http().post('/api/v1/keys/revoke').send({ key: longer });
+
+    expect(long).toHaveLength(2000);
+    expect(verified.body).toEqual(expect.objectContaining({ valid: true, code: 'VALID', appname: key.appname }));
+    expect(verifiedLonger.body).toEqual(expect.objectContaining({ valid: true, code: 'VALID', appname: longerKey.appname }));
+    expect(asClient.status).toBe(200);
+    expect(revoked.status).toBe(200);
+    expect(await getPolicy(t, longerKey.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'holder' }));
+  });
+
   it('when its holder revokes an imported key with its secret, then it is turned off', async () => {
     const secret = foreignSecret();
     const key = importedKey(secret);
