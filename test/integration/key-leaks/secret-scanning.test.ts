@@ -103,6 +103,26 @@ describe('POST /api/v1/secret-scanning/github', () => {
     expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: true }));
   });
 
+  it('when the signature is over the raw bytes, then a body with its own spacing and key order is accepted, and a signature over a re-serialised payload is 401', async () => {
+    const key = await createApiKey(t);
+    // As GitHub may send it: spaces, a newline, and keys in another order than JSON.stringify would write.
+    const raw = `[ {"url": "https://github.com/octo/repo/blob/abc/.env",  "source": "content", "type": "ak_api_key", "token": "${key.appkey}"} ]\n`;
+    const reserialised = JSON.stringify(JSON.parse(raw));
+    expect(reserialised).not.toBe(raw);
+    const send = (signature: string) =>
+      t.http().post(ENDPOINT).set('Content-Type', 'application/json').set('Github-Public-Key-Identifier', github.identifier).set('Github-Public-Key-Signature', signature).send(raw);
+
+    const overOtherBytes = await send(signatureOf(github, reserialised));
+    const stillOn = await getPolicy(t, key.appname);
+    const overRawBytes = await send(signatureOf(github, raw));
+
+    expect(overOtherBytes.status).toBe(401);
+    expect(stillOn).toEqual(expect.objectContaining({ enabled: true }));
+    expect(overRawBytes.status).toBe(200);
+    expect(overRawBytes.body).toEqual([{ token_hash: sha256hex(key.appkey), token_type: 'ak_api_key', label: 'true_positive' }]);
+    expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'leaked' }));
+  });
+
   it('when a signed body is malformed, then 400 naming the field (after the signature held)', async () => {
     const res = await report(t, [{ token: 'x', type: 'ak_api_key', url: '', source: 'content', extra: 1 }], github);
     const empty = await report(t, [], github);
