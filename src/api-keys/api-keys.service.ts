@@ -58,9 +58,10 @@ export class ApiKeysService {
    */
   async create(principal: Principal, input: CreateApiKeyInput, origin: RequestOrigin): Promise<ApiKeyWithSecret> {
     const role = roleOf(input.roles);
-    assertCanManage(principal, role);
     const now = this.policies.clock();
+    // The policy's checks are validation: a 400 before the role's 403.
     const policy = newPolicy(input.policy, { now, maxLifetimeDays: this.policies.maxLifetimeDays, at: 'body.policy' });
+    assertCanManage(principal, role);
     const appkey = generateAppkey();
     const key = await this.db.withTransaction(async (tx) => {
       const created = await keys.insertApiKey(tx, {

@@ -29,10 +29,10 @@ export class KeyImportService {
   ) {}
 
   async import(principal: Principal, input: ImportApiKeysInput, origin: RequestOrigin): Promise<ApiKeyRow[]> {
-    if (!allows.administer(principal)) throw forbidden();
     const now = this.policies.clock();
-    // Every policy checked before anything is written: a bad one is a 400 naming it.
+    // Every policy checked before anything is written, and before the role (400 before 403): a bad one is a 400 naming it.
     const policies = input.keys.map((key, i) => newPolicy(key.policy, { now, maxLifetimeDays: this.policies.maxLifetimeDays, at: `body.keys.${i}.policy` }));
+    if (!allows.administer(principal)) throw forbidden();
     assertNoDuplicates(input);
     const ctx = contextOf(principal, origin);
     const created = await this.db.withTransaction(async (tx) => {

@@ -5,7 +5,7 @@ import { forbidden, notFound } from '../shared/errors';
 import { allows, type Principal } from '../shared/principals';
 import { contextOf, type RequestOrigin } from '../shared/audit-context';
 import type { Clock } from '../key-policies/policy';
-import { changedPolicy } from '../key-policies/policy-rules';
+import { changedPolicy, putExpiryOf } from '../key-policies/policy-rules';
 import { findPolicyRecord, lockPolicyRecord, writePolicy } from '../key-policies/policy.repository';
 import { presentPolicy } from '../key-policies/policy.presenter';
 import type { KeyPolicyRecord } from '../key-policies/policy.responses';
@@ -44,14 +44,18 @@ export class KeyPolicyService {
    * forward; any change is `api_key.policy_changed`, with each changed field before and after.
    */
   async put(principal: Principal, appname: string, input: PutPolicyInput, origin: RequestOrigin): Promise<KeyPolicyRecord> {
-    if (!allows.write(principal)) throw forbidden();
     const now = this.settings.clock();
+    const rules = { now, maxLifetimeDays: this.settings.maxLifetimeDays, at: 'body' };
+    // The expiry needs no stored policy, so it is checked first (400 before 403 and 404); the read-only
+    // fields are compared with the stored ones, so they can only be checked once the key is found.
+    putExpiryOf(input, rules);
+    if (!allows.write(principal)) throw forbidden();
     const ctx = contextOf(principal, origin);
     const stored = await this.db.withTransaction(async (tx) => {
       const current = await lockPolicyRecord(tx, appname, now);
       if (!current) throw notFound(`API key "${appname}" not found`);
       if (!allows.manageKeyWithRole(principal, current.role)) throw forbidden();
-      const change = changedPolicy(input, presentPolicy(current), { now, maxLifetimeDays: this.settings.maxLifetimeDays, at: 'body' });
+      const change = changedPolicy(input, presentPolicy(current), rules);
       if (Object.keys(change.changes).length === 0) return current;
       await writePolicy(tx, current.id, change.write, now);
       if (change.switched === 'off') await recordKeysDisabled(tx, ctx, [current], 'manual');

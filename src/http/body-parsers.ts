@@ -37,7 +37,10 @@ export function jsonBody(req: Request, res: Response, next: NextFunction): void 
   jsonOnly(req, res, () => json(req, res, next));
 }
 
-/** The one route that takes more: an import of up to 1000 keys with their policies. */
+/**
+ * The routes that take more: an import of up to 1000 keys with their policies, and GitHub's leak
+ * reports (raw, see key-leaks.router.ts for why).
+ */
 export const LARGE_BODY_LIMIT = '1mb';
 const largeJson = express.json({ limit: LARGE_BODY_LIMIT, strict: true, type: 'application/json' });
 

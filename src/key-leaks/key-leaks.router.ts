@@ -13,7 +13,11 @@ import type { SecretScanning } from './secret-scanning.service';
 
 /**
  * The raw bytes of a report, kept as they came: GitHub signs exactly those, and a JSON parse and
- * re-serialisation would not give them back. Only this route reads its body this way.
+ * re-serialisation would not give them back. Only this route reads its body this way. Up to 1 MiB,
+ * not the 64 KiB of other routes: GitHub's "Secret scanning partner program" page says a report is an
+ * array of "one or more" matches and that an endpoint "should be able to handle requests with a large
+ * number of matches", with no maximum; 64 KiB holds about 300 findings, fewer than the 1,000 a report
+ * may list here, and a report refused for its size leaves the leaked keys it names working.
  */
 const rawJson = express.raw({ type: 'application/json', limit: LARGE_BODY_LIMIT });
 

@@ -1,19 +1,22 @@
 import { z } from 'zod';
 
-/** The longest key a holder can present, and the longest token a leak report may carry. */
-export const MAX_PRESENTED_KEY = 4096;
+/** The longest token a leak report may carry: GitHub reports what the registered format matches. */
+export const MAX_REPORTED_TOKEN = 4096;
 /** The most tokens one report may list: GitHub batches its findings, and this bounds one request's work. */
 export const MAX_REPORTED_TOKENS = 1000;
 
 export const selfRevocationBody = z.strictObject({
-  /** The key to turn off, exactly as its holders present it. */
-  key: z.string().min(1, `must be 1 to ${MAX_PRESENTED_KEY} characters`).max(MAX_PRESENTED_KEY, `must be 1 to ${MAX_PRESENTED_KEY} characters`),
+  /**
+   * The key to turn off, exactly as its holders present it. No cap of its own but the 64 KiB body, as
+   * on verify and the token routes: an imported key's secret may be of any length.
+   */
+  key: z.string().min(1, 'must not be empty'),
 });
 
 /** One finding, as GitHub's secret scanning partner programme sends it. */
 const reportedToken = z.strictObject({
   /** The secret found. */
-  token: z.string().min(1).max(MAX_PRESENTED_KEY),
+  token: z.string().min(1).max(MAX_REPORTED_TOKEN),
   /** The name of the token type registered with GitHub. */
   type: z.string().max(200),
   /** Where the token was found (a public URL; may be empty). */

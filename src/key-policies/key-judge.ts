@@ -1,5 +1,5 @@
 import type { ClientAddress } from './addresses';
-import { secondsToRefill, systemClock, type Clock, type KeyPolicy, type RateLimitRule } from './policy';
+import { IDLE_SLACK_SECONDS, secondsToRefill, systemClock, type Clock, type KeyPolicy, type RateLimitRule } from './policy';
 import type { KeyRateCounter } from './rate-counter';
 
 const DAY_SECONDS = 86_400;
@@ -19,7 +19,7 @@ export type Standing = 'disabled' | 'idle' | 'expired' | 'address_not_allowed';
 export function standingOf(policy: KeyPolicy, now: number, address: ClientAddress | undefined | false): Standing | undefined {
   if (!policy.enabled) return 'disabled';
   // Idle turns the key off: it refuses as disabled, before expiry, as the contract orders them.
-  if (policy.idle && now - policy.idle.since >= policy.idle.maxDays * DAY_SECONDS) return 'idle';
+  if (policy.idle && now - policy.idle.since >= policy.idle.maxDays * DAY_SECONDS + IDLE_SLACK_SECONDS) return 'idle';
   if (policy.expiresAt !== null && now >= policy.expiresAt) return 'expired';
   if (address !== false && !policy.addresses.allows(address)) return 'address_not_allowed';
   return undefined;

@@ -36,6 +36,14 @@ function expiryOf(given: number | null | undefined, ctx: PolicyContext, kind: 'c
   return given;
 }
 
+/**
+ * A PUT's expiry, checked (400) without the stored policy, so that the service can check it before
+ * the role and the key's existence (the contract's 400 before 403 and 404).
+ */
+export function putExpiryOf(input: PutPolicyInput, ctx: PolicyContext): number | null {
+  return expiryOf(input.expires_at, ctx, 'put');
+}
+
 /** The normalised networks of entries the schema already checked (parseAllowedEntry). */
 function networksOf(entries: readonly string[]): string[] {
   return entries.map((entry) => {
@@ -85,7 +93,7 @@ export function changedPolicy(input: PutPolicyInput, current: KeyPolicyRecord, c
     }
   }
   const after: Pick<KeyPolicyRecord, Settable> = {
-    expires_at: expiryOf(input.expires_at, ctx, 'put'),
+    expires_at: putExpiryOf(input, ctx),
     enabled: input.enabled,
     allowed_addresses: input.allowed_addresses,
     permissions: input.permissions,

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database';
 import type { Role } from '../shared/principals';
-import type { DisabledReason, RefillInterval } from './policy';
+import { IDLE_SLACK_SECONDS, type DisabledReason, type RefillInterval } from './policy';
 import { creditsAt } from './policy-sql';
 
 /** A key's policy as stored, with what the policy routes need of the key: which one, and its role (the role rules). */
@@ -115,10 +115,14 @@ export interface SwitchedKey {
   appname: string;
 }
 
-/** Key row `api_keys` has gone `max_idle_days` without use at $at (timestamptz), counted from the latest of its anchors. */
+/**
+ * Key row `api_keys` has gone `max_idle_days` without use at $at (timestamptz), counted from the latest
+ * of its anchors, plus IDLE_SLACK_SECONDS (a constant): a use not yet written to `last_used` is no idleness.
+ */
 const IDLE_AT = (at: string) =>
   `api_keys.max_idle_days IS NOT NULL
-   AND GREATEST(api_keys.last_used, api_keys.max_idle_set_at, api_keys.enabled_at) <= ${at} - make_interval(days => api_keys.max_idle_days)`;
+   AND GREATEST(api_keys.last_used, api_keys.max_idle_set_at, api_keys.enabled_at)
+       <= ${at} - make_interval(days => api_keys.max_idle_days, secs => ${IDLE_SLACK_SECONDS})`;
 
 /**
  * Turns key `id` off with `reason`, and answers it; undefined when it was off already (it keeps its

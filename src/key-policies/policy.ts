@@ -7,6 +7,21 @@ export const systemClock: Clock = () => Date.now() / 1000;
 export const REFILL_INTERVALS = ['day', 'month'] as const;
 export type RefillInterval = (typeof REFILL_INTERVALS)[number];
 
+/**
+ * `last_used` of a key verified without credits is written at most about this often (seconds), in
+ * batches (usage/usage-recorder.ts): the idle rule counts in days, and the key's record says when it
+ * was last used to within a minute.
+ */
+export const LAST_USED_WINDOW_SECONDS = 60;
+
+/**
+ * How long past its deadline a key must be before the idle rule turns it off: a use within the last
+ * LAST_USED_WINDOW_SECONDS (and the flush that writes it) may not be in `last_used` yet, and a key
+ * verified VALID must not be found idle a moment later. Used by the check in memory and by the SQL.
+ * Enough while USAGE_FLUSH_SECONDS is at most 60 (default 5); a longer flush can write later than this.
+ */
+export const IDLE_SLACK_SECONDS = 2 * LAST_USED_WINDOW_SECONDS;
+
 export const DISABLED_REASONS = ['manual', 'idle', 'leaked', 'holder'] as const;
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
 

@@ -1,13 +1,8 @@
 import type { Database } from '../db/database';
 import type { Logger } from '../logger';
 import { addUsage, stampLastUsed } from './usage.repository';
+import { LAST_USED_WINDOW_SECONDS } from '../key-policies/policy';
 import type { UsageCounter } from './usage-counter';
-
-/**
- * `last_used` of a key verified without credits is written at most about this often (seconds): the
- * idle rule counts in days, and the key's record says when it was last used to within a minute.
- */
-export const LAST_USED_WINDOW_SECONDS = 60;
 
 export interface UsageRecorderSettings {
   /** USAGE_FLUSH_SECONDS. */

@@ -22,9 +22,8 @@ export class KeyUsageService {
     private readonly clock: () => number,
   ) {}
 
-  /** Authorisation (403), then the bounds (400), then existence (404). */
+  /** The bounds (400), then authorisation (403), then existence (404): the contract's order. */
   async get(principal: Principal, appname: string, query: UsageQueryInput): Promise<UsageInterval[]> {
-    if (!allows.read(principal)) throw forbidden();
     const size = SIZE[query.interval];
     const until = query.until ?? Math.ceil(this.clock());
     const since = query.since ?? until - DEFAULT_DAYS * 86_400;
@@ -33,6 +32,7 @@ export class KeyUsageService {
     if (Math.ceil((until - from) / size) > MAX_INTERVALS) {
       throw badRequest(`query.since: at most ${MAX_INTERVALS} ${query.interval}s per answer; ask for a later since or a larger interval`);
     }
+    if (!allows.read(principal)) throw forbidden();
     const keyId = await findKeyId(this.db, appname);
     if (!keyId) throw notFound(`API key "${appname}" not found`);
     return intervalsOf(await findUsage(this.db, keyId, size, from, until));

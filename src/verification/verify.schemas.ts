@@ -6,8 +6,12 @@ export const MAX_VERIFY_COST = 1_000;
 const MAX_ASKED_PERMISSIONS = 100;
 
 export const verifyKeyBody = z.strictObject({
-  /** The key as the caller of your API presented it (an appkey, `ak_...`). */
-  key: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(1024, 'must be at most 1024 characters'),
+  /**
+   * The key as the caller of your API presented it (an appkey, `ak_...`, or an imported key's secret).
+   * No cap of its own but the 64 KiB body: an imported secret may be of any length, and it
+   * authenticates here as on the token routes' client_secret and on self-revocation, which have none.
+   */
+  key: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
   /** The IPv4 or IPv6 address of the key's caller: checked against the key's allowed_addresses when given. */
   address: z.union([z.ipv4(), z.ipv6()], { error: 'must be an IPv4 or IPv6 address' }).optional(),
   /** Names the caller needs: each must be one of the key's permissions or a scope of its role (openid counts as one of every key). */

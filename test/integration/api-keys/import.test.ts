@@ -124,6 +124,26 @@ describe('POST /api/v1/api-keys/import', () => {
     expect((await verify(foreignSecret())).body).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
 
+  it('when an imported key has a long secret, then it verifies VALID and authenticates as a client, and its holder can revoke it, at 2,000 characters and beyond', async () => {
+    const long = `${foreignSecret()}${randomBytes(1000).toString('hex')}`.slice(0, 2000);
+    const longer = `${foreignSecret()}${randomBytes(5000).toString('hex')}`;
+    const [key, longerKey] = [importedKey(long), importedKey(longer)];
+    expect((await importKeys(t, [key, longerKey])).status).toBe(201);
+    const verify = async (k: string) => t.http().post('/api/v1/keys/verify').set(bearer(await tokenForRole(t, 'viewer'))).send({ key: k });
+
+    const verified = await verify(long);
+    const verifiedLonger = await verify(longer);
+    const asClient = await authenticate(t, 'client_credentials, client_secret_post', { appname: longerKey.appname, appkey: longer }, grants);
+    const revoked = await t.http().post('/api/v1/keys/revoke').send({ key: longer });
+
+    expect(long).toHaveLength(2000);
+    expect(verified.body).toEqual(expect.objectContaining({ valid: true, code: 'VALID', appname: key.appname }));
+    expect(verifiedLonger.body).toEqual(expect.objectContaining({ valid: true, code: 'VALID', appname: longerKey.appname }));
+    expect(asClient.status).toBe(200);
+    expect(revoked.status).toBe(200);
+    expect(await getPolicy(t, longerKey.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'holder' }));
+  });
+
   it('when its holder revokes an imported key with its secret, then it is turned off', async () => {
     const secret = foreignSecret();
     const key = importedKey(secret);
@@ -260,6 +280,43 @@ describe('import under KEY_MAX_LIFETIME_DAYS', () => {
     expect(Math.abs(expiresAt - (Math.floor(Date.now() / 1000) + 30 * 86_400))).toBeLessThan(60);
     expect(tooLate.status).toBe(400);
     expect(tooLate.body.message).toMatch(/body\.keys\.0\.policy\.expires_at/);
+  });
+
+  it('when a caller who is not an admin imports a key with an expiry in the past or beyond the ceiling, then 400 before 403', async () => {
+    const editor = await tokenForRole(t, 'editor');
+
+    const past = await importKeys(t, [importedKey(foreignSecret(), { policy: { expires_at: 1 } })], editor);
+    const tooLate = await importKeys(t, [importedKey(foreignSecret(), { policy: { expires_at: Math.floor(Date.now() / 1000) + 31 * 86_400 } })], editor);
+    const valid = await importKeys(t, [importedKey(foreignSecret())], editor);
+
+    expect([past.status, past.body.message]).toEqual([400, expect.stringMatching(/^body\.keys\.0\.policy\.expires_at: must be in the future/)]);
+    expect([tooLate.status, tooLate.body.message]).toEqual([400, expect.stringMatching(/^body\.keys\.0\.policy\.expires_at: must be at most 30 days/)]);
+    expect(valid.status).toBe(403);
+  });
+});
+
+/** An imported secret still authenticates as the previous key during a regen's grace, so verification must still read it. */
+describe('imported keys: a secret in its regen grace', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('when the only imported key, shaped like an appkey with a wrong checksum, is regenerated with a grace, then after the presence check its old secret still verifies VALID', async () => {
+    const ordinary = await createApiKey(t, { role: null });
+    const lookalike = ordinary.appkey.slice(0, -1) + (ordinary.appkey.endsWith('A') ? 'B' : 'A');
+    const key = importedKey(lookalike);
+    expect((await importKeys(t, [key])).status).toBe(201);
+    const admin = await tokenForRole(t, 'admin');
+    expect((await t.http().put(`${KEYS}/${key.appname}/regen?grace_seconds=600`).set(bearer(admin)).send({ roles: ['viewer'] })).status).toBe(200);
+
+    // What every instance does every 30 seconds: ask whether an imported secret is left.
+    await t.services.importedKeys.refresh();
+    const res = await t.http().post('/api/v1/keys/verify').set(bearer(await tokenForRole(t, 'viewer'))).send({ key: lookalike });
+
+    expect(res.body).toEqual(expect.objectContaining({ valid: true, code: 'VALID', appname: key.appname }));
   });
 });
 

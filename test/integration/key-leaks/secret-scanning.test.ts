@@ -103,6 +103,26 @@ describe('POST /api/v1/secret-scanning/github', () => {
     expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: true }));
   });
 
+  it('when the signature is over the raw bytes, then a body with its own spacing and key order is accepted, and a signature over a re-serialised payload is 401', async () => {
+    const key = await createApiKey(t);
+    // As GitHub may send it: spaces, a newline, and keys in another order than JSON.stringify would write.
+    const raw = `[ {"url": "https://github.com/octo/repo/blob/abc/.env",  "source": "content", "type": "ak_api_key", "token": "${key.appkey}"} ]\n`;
+    const reserialised = JSON.stringify(JSON.parse(raw));
+    expect(reserialised).not.toBe(raw);
+    const send = (signature: string) =>
+      t.http().post(ENDPOINT).set('Content-Type', 'application/json').set('Github-Public-Key-Identifier', github.identifier).set('Github-Public-Key-Signature', signature).send(raw);
+
+    const overOtherBytes = await send(signatureOf(github, reserialised));
+    const stillOn = await getPolicy(t, key.appname);
+    const overRawBytes = await send(signatureOf(github, raw));
+
+    expect(overOtherBytes.status).toBe(401);
+    expect(stillOn).toEqual(expect.objectContaining({ enabled: true }));
+    expect(overRawBytes.status).toBe(200);
+    expect(overRawBytes.body).toEqual([{ token_hash: sha256hex(key.appkey), token_type: 'ak_api_key', label: 'true_positive' }]);
+    expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'leaked' }));
+  });
+
   it('when a signed body is malformed, then 400 naming the field (after the signature held)', async () => {
     const res = await report(t, [{ token: 'x', type: 'ak_api_key', url: '', source: 'content', extra: 1 }], github);
     const empty = await report(t, [], github);
@@ -110,6 +130,25 @@ describe('POST /api/v1/secret-scanning/github', () => {
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(/extra/);
     expect(empty.status).toBe(400);
+  });
+
+  it('when GitHub sends a large batch above 64 KiB, then every finding is labelled; a body above 1 MiB is 413', async () => {
+    const key = await createApiKey(t);
+    // GitHub gives no maximum batch size: 400 findings with long URLs are about 120 KiB.
+    const findings = Array.from({ length: 400 }, (_, i) => finding(generateAppkey(), `https://github.com/octo/repo/blob/${'a'.repeat(200)}/file-${i}.env`));
+    findings[399] = finding(key.appkey);
+    const huge = [finding('x', `https://github.com/${'x'.repeat(1024 * 1024)}`)];
+    expect(JSON.stringify(findings).length).toBeGreaterThan(64 * 1024);
+
+    const res = await report(t, findings, github);
+    const tooLarge = await report(t, huge, github);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toHaveLength(400);
+    expect(res.body[399].label).toBe('true_positive');
+    expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'leaked' }));
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.message).toMatch(/1 MiB/);
   });
 
   it('when an unknown identifier arrives, then the list is fetched again at most once a minute, and a key GitHub adds is accepted after that', async () => {

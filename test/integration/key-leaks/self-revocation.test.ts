@@ -69,6 +69,18 @@ describe('POST /api/v1/keys/revoke: whoever holds a key turns it off', () => {
     expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'holder' }));
   });
 
+  it('when the key has expired but is still enabled, then the answer is the same {} and the key is turned off as holder', async () => {
+    const key = await createApiKey(t);
+    await t.db.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE appname = $1", [key.appname]);
+
+    const res = await t.http().post(REVOKE).send({ key: key.appkey });
+
+    expect([res.status, res.body]).toEqual([200, {}]);
+    expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'holder' }));
+    const { rows } = await t.db.query("SELECT details->>'reason' AS reason FROM audit_events WHERE type = 'api_key.disabled' AND appname = $1", [key.appname]);
+    expect(rows).toEqual([{ reason: 'holder' }]);
+  });
+
   it('when the body is not {"key": string}, then 400 names the field and nothing changes', async () => {
     const key = await createApiKey(t);
 

@@ -1,4 +1,5 @@
 import { runMaintenance } from '../../../src/maintenance';
+import { IDLE_SLACK_SECONDS } from '../../../src/key-policies/policy';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, loginWithApiKey } from '../../helpers/factories';
 import { signRequestToken } from '../../helpers/tokens';
@@ -35,7 +36,7 @@ describe('key policies: idle keys and expiry (the policies\' clock moved)', () =
     const key = await createKeyWithPolicy(t, { max_idle_days: 2 });
     const tokens = await loginWithApiKey(t, key);
 
-    ahead = 2 * DAY + 1;
+    ahead = 2 * DAY + IDLE_SLACK_SECONDS + 1;
     const res = await exchange(t, key);
 
     expect(res.status).toBe(401);
@@ -80,7 +81,7 @@ describe('key policies: idle keys and expiry (the policies\' clock moved)', () =
     const idle = await Promise.all(Array.from({ length: 5 }, () => createKeyWithPolicy(t, { max_idle_days: 3 })));
     const fresh = await createKeyWithPolicy(t, { max_idle_days: 30 });
 
-    ahead = 3 * DAY + 1;
+    ahead = 3 * DAY + IDLE_SLACK_SECONDS + 1;
     const report = await maintenance(2);
     const again = await maintenance(2);
 

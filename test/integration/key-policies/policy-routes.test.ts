@@ -293,6 +293,34 @@ describe('key policies: KEY_MAX_LIFETIME_DAYS', () => {
     expect(within.status).toBe(200);
   });
 
+  it('when a caller who may not create the key gives an expiry in the past or beyond the ceiling, then 400 before 403', async () => {
+    const viewer = await tokenForRole(t, 'viewer');
+    const create = (policy: Record<string, unknown>) => t.http().post(KEYS).set(bearer(viewer)).send({ appname: `v-${nowSeconds()}`, roles: [], policy });
+
+    const past = await create({ expires_at: 1 });
+    const tooLate = await create({ expires_at: nowSeconds() + 31 * DAY });
+    const valid = await create({ expires_at: nowSeconds() + DAY });
+
+    expect([past.status, past.body.message]).toEqual([400, expect.stringMatching(/^body\.policy\.expires_at: must be in the future/)]);
+    expect([tooLate.status, tooLate.body.message]).toEqual([400, expect.stringMatching(/^body\.policy\.expires_at: must be at most 30 days/)]);
+    expect(valid.status).toBe(403);
+  });
+
+  it('when a PUT gives an expiry in the past, beyond the ceiling or none, then 400 before 403 for a caller who may not update it, and before 404 for a key that does not exist', async () => {
+    const key = await createKeyWithPolicy(t, { expires_at: nowSeconds() + DAY });
+    const viewer = await tokenForRole(t, 'viewer');
+
+    const past = await putPolicy(t, key.appname, { expires_at: 1 }, viewer);
+    const tooLate = await putPolicy(t, key.appname, { expires_at: nowSeconds() + 31 * DAY }, viewer);
+    const none = await putPolicy(t, 'no-such-key', {});
+    const valid = await putPolicy(t, key.appname, { expires_at: nowSeconds() + DAY }, viewer);
+
+    expect([past.status, tooLate.status, none.status]).toEqual([400, 400, 400]);
+    expect(past.body.message).toMatch(/^body\.expires_at: must be in the future/);
+    expect(none.body.message).toMatch(/^body\.expires_at: is required while KEY_MAX_LIFETIME_DAYS is set/);
+    expect(valid.status).toBe(403);
+  });
+
   it('when a key that existed without an expiry is regenerated, then it keeps having none', async () => {
     const key = await createApiKey(t);
     await t.db.query('UPDATE api_keys SET expires_at = NULL WHERE appname = $1', [key.appname]);

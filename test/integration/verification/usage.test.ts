@@ -142,6 +142,20 @@ onSharedServerOnly()('usage counts', () => {
     expect(forbidden.status).toBe(403);
   });
 
+  it('when a caller without the role asks for bounds out of range, then 400 before 403', async () => {
+    const key = await createKeyWithPolicy(a, {});
+    const none = await tokenForRole(a, null);
+    const get = (query: Record<string, unknown>) => a.http().get(usagePath(key.appname)).query(query).set(bearer(none));
+
+    const reversed = await get({ since: 100, until: 100 });
+    const over = await get({ interval: 'hour', since: 0, until: 1000 * HOUR + 1 });
+    const inRange = await get({});
+
+    expect([reversed.status, reversed.body.message]).toEqual([400, 'query.until: must be after since']);
+    expect([over.status, over.body.message]).toEqual([400, expect.stringMatching(/^query\.since: at most 1000 hours/)]);
+    expect(inRange.status).toBe(403);
+  });
+
   it('when a key is deleted, then its usage rows go with it, and a key created again under its name starts from nothing', async () => {
     const key = await createKeyWithPolicy(a, {});
     await a.http().post(VERIFY).set(bearer(viewer)).send({ key: key.appkey });

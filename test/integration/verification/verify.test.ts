@@ -7,6 +7,8 @@ import { KeyVerifier } from '../../../src/verification/key-verifier';
 import { KeyUses } from '../../../src/api-keys/key-use-batches';
 import { UNCOUNTED } from '../../../src/usage/usage-counter';
 import type { Principal } from '../../../src/shared/principals';
+import { IDLE_SLACK_SECONDS } from '../../../src/key-policies/policy';
+import { runMaintenance } from '../../../src/maintenance';
 import { basic, createKeyWithPolicy, getPolicy, KEYS, nowSeconds, putPolicy } from '../key-policies/support';
 
 /** Contract, "Verifying keys, usage, leaks and imports": POST /api/v1/keys/verify. */
@@ -271,6 +273,73 @@ describe('POST /api/v1/keys/verify', () => {
 
     expect(anonymous.status).toBe(401);
     expect([withToken.status, withToken.headers.allow]).toEqual([405, 'POST']);
+  });
+});
+
+/**
+ * A verification of a key without credits writes last_used up to a minute later (UsageRecorder), so
+ * the idle rule waits IDLE_SLACK_SECONDS past a key's deadline before it turns the key off.
+ */
+describe('verification and the idle rule while last_used is not yet written', () => {
+  let t: TestApp;
+  let viewer: string;
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  beforeAll(async () => {
+    // No flush during a test: the verification's last_used stays in memory, as it does for up to a minute.
+    t = await startTestApp({ USAGE_FLUSH_SECONDS: '300' });
+    viewer = await tokenForRole(t, 'viewer');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const verify = (key: TestApiKey) => t.http().post(VERIFY).set(bearer(viewer)).send({ key: key.appkey });
+  const maintenance = () => runMaintenance(t.db, { intervalSeconds: 60, clockTolerance: 0, webhookRetentionDays: 30 });
+  /** A key idle for a day at `secondsPastDeadline` from now (negative: before): every anchor one day and that many seconds ago. */
+  async function keyIdle(secondsPastDeadline: number): Promise<TestApiKey> {
+    const key = await createKeyWithPolicy(t, { max_idle_days: 1 });
+    await t.db.query(
+      `UPDATE api_keys SET last_used = at, max_idle_set_at = at, enabled_at = at
+         FROM (SELECT now() - interval '1 day' - make_interval(secs => $2) AS at) AS anchor
+        WHERE appname = $1`,
+      [key.appname, secondsPastDeadline],
+    );
+    return key;
+  }
+
+  it('when a key verified VALID passes its idle deadline a second later, then it is still VALID and still on', async () => {
+    const key = await keyIdle(-1);
+
+    const first = await verify(key);
+    await sleep(2000);
+    const second = await verify(key);
+
+    expect([first.body.code, second.body.code]).toEqual(['VALID', 'VALID']);
+    expect(await getPolicy(t, key.appname)).toMatchObject({ enabled: true, disabled_reason: null });
+  });
+
+  it('when the maintenance pass runs just after the idle deadline of a key verified before it, then the key stays on', async () => {
+    const key = await keyIdle(-1);
+
+    expect((await verify(key)).body.code).toBe('VALID');
+    await sleep(2000);
+    await maintenance();
+
+    expect(await getPolicy(t, key.appname)).toMatchObject({ enabled: true, disabled_reason: null });
+    expect((await verify(key)).body.code).toBe('VALID');
+  });
+
+  it('when a key is past its idle deadline by more than the slack, then a verification refuses it as DISABLED and the maintenance pass turns it off, as before', async () => {
+    const used = await keyIdle(IDLE_SLACK_SECONDS + 5);
+    const unused = await keyIdle(IDLE_SLACK_SECONDS + 5);
+
+    const res = await verify(used);
+    await maintenance();
+
+    expect(res.body).toMatchObject({ valid: false, code: 'DISABLED' });
+    expect(await getPolicy(t, used.appname)).toMatchObject({ enabled: false, disabled_reason: 'idle' });
+    expect(await getPolicy(t, unused.appname)).toMatchObject({ enabled: false, disabled_reason: 'idle' });
   });
 });
 
