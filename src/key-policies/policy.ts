@@ -15,12 +15,13 @@ export type RefillInterval = (typeof REFILL_INTERVALS)[number];
 export const LAST_USED_WINDOW_SECONDS = 60;
 
 /**
- * How long past its deadline a key must be before the idle rule turns it off: a use within the last
- * LAST_USED_WINDOW_SECONDS (and the flush that writes it) may not be in `last_used` yet, and a key
- * verified VALID must not be found idle a moment later. Used by the check in memory and by the SQL.
- * Enough while USAGE_FLUSH_SECONDS is at most 60 (default 5); a longer flush can write later than this.
+ * How long past its deadline a key must be before the idle rule turns it off: a use not yet in
+ * `last_used` is no idleness, and a key verified VALID must not be found idle a moment later. A
+ * verification's stamp waits for the first usage flush after LAST_USED_WINDOW_SECONDS, and a flush
+ * comes every USAGE_FLUSH_SECONDS (at most 300): at most 600 s in all. Used by the check in memory
+ * and by the SQL.
  */
-export const IDLE_SLACK_SECONDS = 2 * LAST_USED_WINDOW_SECONDS;
+export const IDLE_SLACK_SECONDS = 600;
 
 export const DISABLED_REASONS = ['manual', 'idle', 'leaked', 'holder'] as const;
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
