@@ -16,16 +16,25 @@ export class AddressRefusedError extends Error {
   }
 }
 
+/** ::/96, the IPv4-compatible IPv6 addresses (RFC 4291, deprecated), :: and ::1 among them. */
+const IPV4_COMPATIBLE: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('::'), 96];
+
 /**
  * Whether an address is public: ipaddr.js names the special ranges (loopback, private, link-local,
  * unique-local, multicast, carrier-grade NAT, reserved, documentation, NAT64, 6to4, Teredo...) and
  * calls everything else `unicast`. An IPv4-mapped IPv6 address (::ffff:10.0.0.1) is judged as the
- * IPv4 address it carries, which is where a connection to it goes.
+ * IPv4 address it carries, which is where a connection to it goes. ipaddr.js calls the IPv4-compatible
+ * ones `unicast` once written in hexadecimal, as the URL parser writes them ([::127.0.0.1] becomes
+ * [::7f00:1]); no public host has one, so they are refused whatever IPv4 address they carry.
  */
 export function isPublicAddress(text: string): boolean {
   if (!ipaddr.isValid(text)) return false;
   let address = ipaddr.parse(text);
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
+  if (address.kind() === 'ipv6') {
+    const v6 = address as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) address = v6.toIPv4Address();
+    else if (v6.match(IPV4_COMPATIBLE)) return false;
+  }
   return address.range() === 'unicast';
 }
 

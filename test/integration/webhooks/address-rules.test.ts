@@ -47,6 +47,9 @@ describe('webhook addresses: https and public addresses only, checked at registr
     ['https://[::1]/hook', 'non-public address'],
     ['https://[::ffff:127.0.0.1]/hook', 'non-public address'],
     ['https://[::ffff:10.0.0.1]/hook', 'non-public address'],
+    // IPv4-compatible (RFC 4291, deprecated): the URL parser writes them as [::7f00:1], [::a00:1].
+    ['https://[::127.0.0.1]/hook', 'non-public address (::7f00:1)'],
+    ['https://[::10.0.0.1]/hook', 'non-public address (::a00:1)'],
     ['https://[fd00::1]/hook', 'non-public address'],
     ['https://[fe80::1]/hook', 'non-public address'],
     ['https://[ff02::1]/hook', 'non-public address'],
@@ -135,6 +138,10 @@ describe('isPublicAddress', () => {
     ['2002:a00:1::', false],
     ['fc00::1', false],
     ['::', false],
+    ['::1', false],
+    ['::7f00:1', false],
+    ['::a00:1', false],
+    ['::808:808', false],
     ['not-an-address', false],
   ])('when the address is %s, then public is %s', (address, expected) => {
     expect(isPublicAddress(address)).toBe(expected);
