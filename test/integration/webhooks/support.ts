@@ -13,8 +13,18 @@ export interface Received {
   at: number;
 }
 
-/** How to answer: a status after a delay; `drop` the connection; or `trickle` a 200's body a byte at a time. */
-export type Answer = { status?: number; delayMs?: number; headers?: Record<string, string>; drop?: boolean; trickle?: { everyMs: number; bytes: number } };
+/**
+ * How to answer: a status after a delay (and, with `after`, not before that promise settles: a test
+ * holds an answer while it acts); `drop` the connection; or `trickle` a 200's body a byte at a time.
+ */
+export type Answer = {
+  status?: number;
+  delayMs?: number;
+  after?: Promise<unknown>;
+  headers?: Record<string, string>;
+  drop?: boolean;
+  trickle?: { everyMs: number; bytes: number };
+};
 
 export interface Receiver {
   url: string;
@@ -85,11 +95,13 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({})): Pr
         }, a.trickle.everyMs);
         return;
       }
-      setTimeout(() => {
+      const reply = () => {
         answered.push(got);
         res.writeHead(a.status ?? 200, { 'content-type': 'text/plain', ...a.headers });
         res.end('ok');
-      }, a.delayMs ?? 0);
+      };
+      if (a.after) void a.after.then(() => setTimeout(reply, a.delayMs ?? 0));
+      else setTimeout(reply, a.delayMs ?? 0);
     });
   });
   server.on('connection', (socket) => {
