@@ -5,10 +5,11 @@ import { WebhooksService } from '../../../src/webhooks/webhooks.service';
 import { isPublicAddress } from '../../../src/webhooks/address-rules';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { expectError } from '../../helpers/errors';
-import { bearer } from '../../helpers/factories';
+import { bearer, tokenForRole } from '../../helpers/factories';
 import { adminToken, deliveriesOf, startReceiver, WEBHOOKS, type Receiver } from './support';
 
 const ADMIN: Principal = { type: 'user', id: 'test', name: 'address-rules', role: 'admin', sessionId: 'test', scopes: API_SCOPES };
+const EDITOR: Principal = { ...ADMIN, role: 'editor' };
 const ORIGIN = { clientAddress: null, requestId: null, route: null };
 
 describe('webhook addresses: https and public addresses only, checked at registration and at delivery', () => {
@@ -59,6 +60,25 @@ describe('webhook addresses: https and public addresses only, checked at registr
 
     expectError(res, 400, 'BadRequest', message);
     expect(res.body.message).toMatch(/^body\.url: /);
+  });
+
+  it('when a viewer registers an endpoint at a non-public address written in the URL, then 400 before the 403', async () => {
+    const viewer = await tokenForRole(t, 'viewer');
+
+    const res = await t.http().post(WEBHOOKS).set(bearer(viewer)).send({ url: 'https://10.1.2.3/hook', events: ['*'] });
+
+    expectError(res, 400, 'BadRequest', 'body.url: must not point at a non-public address (10.1.2.3)');
+  });
+
+  it('when a caller who may not register endpoints names a host, then 403 and the name is never resolved', async () => {
+    const asked: string[] = [];
+    const { service } = withResolver(async (host) => {
+      asked.push(host);
+      return [{ address: '127.0.0.1', family: 4 }];
+    });
+
+    await expect(service.create(EDITOR, { url: 'https://hooks.example.test/hook', events: ['*'], description: '' }, ORIGIN)).rejects.toMatchObject({ status: 403 });
+    expect(asked).toEqual([]);
   });
 
   it('when an endpoint at a public address is registered, then it is accepted (written as an address: no name to resolve here)', async () => {
