@@ -32,7 +32,7 @@ import { meRouter } from './users/me.router';
 import { keyLeaksRouter } from './key-leaks/key-leaks.router';
 
 export interface AppDeps {
-  config: Pick<Config, 'env' | 'trustProxy' | 'issuer' | 'metrics' | 'console' | 'apiReference'>;
+  config: Pick<Config, 'env' | 'trustProxy' | 'issuer' | 'metrics' | 'console' | 'apiReference' | 'webhooks'>;
   logger: Logger;
   services: Services;
   /** From loadRateLimits: the configured limits, or pass-through when they are off. */
@@ -85,7 +85,7 @@ export function buildApp({ config, logger, services, metrics, rateLimits, redisU
   );
   app.use(keyLeaksRouter(services.selfRevocation, services.secretScanning, rateLimits));
   app.use(PATHS.auditEvents, auditRouter(services.audit, services.authenticator, rateLimits));
-  app.use(PATHS.webhooks, webhooksRouter(services.webhooks, services.authenticator, rateLimits));
+  app.use(PATHS.webhooks, webhooksRouter(services.webhooks, services.authenticator, rateLimits, config.webhooks));
   app.use(PATHS.users, usersRouter(services.users, services.authenticator, rateLimits));
   app.use(PATHS.me, meRouter(services.ownPasswords, services.authenticator, rateLimits));
   app.use(healthRouter(services.db, redisUp));

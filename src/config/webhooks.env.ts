@@ -40,8 +40,10 @@ export const webhooksEnv = {
     .int()
     .min(1)
     .max(64)
-    .default(16)
-    .describe('Messages one instance sends to one endpoint at once (1 to 64), started in the order of their events; 1 sends them strictly one after another'),
+    .default(1)
+    .describe(
+      'Messages one instance sends to one endpoint at once (1 to 64). 1 (the default) sends them strictly one after another, in the order of their events; a higher value sends that many concurrently, so they may arrive in any order: it trades the order for throughput, and a receiver that needs the order should keep 1',
+    ),
 };
 
 export function webhooksSettings(e: EnvOf<typeof webhooksEnv>) {

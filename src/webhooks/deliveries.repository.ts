@@ -41,13 +41,9 @@ export async function findDeliveryOfEvent(q: Queryable, endpointId: string, audi
   return rows[0];
 }
 
-/** An endpoint leased to this instance, with what signing needs. */
+/** An endpoint leased to this instance; what sending needs is read with each batch (readDueMessages). */
 export interface LeasedEndpoint {
   id: string;
-  url: string;
-  secret_ciphertext: Buffer;
-  /** Only while it still signs (24 hours after a rotation). */
-  previous_secret_ciphertext: Buffer | null;
 }
 
 /**
@@ -67,11 +63,19 @@ export async function leaseDueEndpoints(q: Queryable, leaseId: string, leaseMs: 
            AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= now())
          LIMIT $3
          FOR NO KEY UPDATE SKIP LOCKED)
-      RETURNING w.id, w.url, w.secret_ciphertext,
-                CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_ciphertext END AS previous_secret_ciphertext`,
+      RETURNING w.id`,
     [leaseId, leaseMs, limit],
   );
   return rows;
+}
+
+/** Where and how a batch is sent: the endpoint as it is when the batch is read. */
+export interface DeliveryTarget {
+  url: string;
+  enabled: boolean;
+  secret_ciphertext: Buffer;
+  /** Only while it still signs (24 hours after a rotation). */
+  previous_secret_ciphertext: Buffer | null;
 }
 
 /** A due message with the audit event it reports (null fields when retention has deleted the event). */
@@ -81,23 +85,42 @@ export interface DueMessage {
   event: AuditEventRow | null;
 }
 
+type DueRow = DeliveryTarget & { id: string | null; attempts: number | null } & { [K in keyof AuditEventRow as `e_${K}`]: AuditEventRow[K] | null };
+
 /**
- * The oldest due messages of a leased endpoint, in the order of their events: a retry waiting for
- * its time lets the messages after it through, so order holds as far as retries allow.
+ * The endpoint as it is now, with its oldest due messages in the order of their events (none while
+ * it is disabled); undefined once it is deleted. Read together at every batch, so a new URL, a
+ * rotated secret or a disabled endpoint is seen from the next batch, however long a busy endpoint
+ * keeps its lease. A retry waiting for its time lets the messages after it through, so order holds
+ * as far as retries allow.
  */
-export async function readDueMessages(q: Queryable, endpointId: string, limit: number): Promise<DueMessage[]> {
-  const { rows } = await q.query<{ id: string; attempts: number } & { [K in keyof AuditEventRow as `e_${K}`]: AuditEventRow[K] | null }>(
-    `SELECT d.id, d.attempts, a.id AS e_id, a.occurred_at AS e_occurred_at, a.type AS e_type, a.actor AS e_actor, a.appname AS e_appname,
+export async function readDueMessages(q: Queryable, endpointId: string, limit: number): Promise<{ target: DeliveryTarget; messages: DueMessage[] } | undefined> {
+  const { rows } = await q.query<DueRow>(
+    `SELECT w.url, w.enabled, w.secret_ciphertext,
+            CASE WHEN w.previous_secret_until > now() THEN w.previous_secret_ciphertext END AS previous_secret_ciphertext,
+            d.id, d.attempts, a.id AS e_id, a.occurred_at AS e_occurred_at, a.type AS e_type, a.actor AS e_actor, a.appname AS e_appname,
             a.username AS e_username, a.client_address AS e_client_address, a.request_id AS e_request_id, a.details AS e_details
-       FROM webhook_deliveries d LEFT JOIN audit_events a ON a.id = d.audit_event_id
-      WHERE d.endpoint_id = $1 AND d.status = 'pending' AND d.next_attempt_at <= now()
-      ORDER BY d.audit_event_id, d.id
-      LIMIT $2`,
+       FROM webhook_endpoints w
+       LEFT JOIN LATERAL (
+         SELECT d.id, d.attempts, d.audit_event_id FROM webhook_deliveries d
+          WHERE d.endpoint_id = w.id AND w.enabled AND d.status = 'pending' AND d.next_attempt_at <= now()
+          ORDER BY d.audit_event_id, d.id
+          LIMIT $2) d ON true
+       LEFT JOIN audit_events a ON a.id = d.audit_event_id
+      WHERE w.id = $1
+      ORDER BY d.audit_event_id, d.id`,
     [endpointId, limit],
   );
-  return rows.map((r) => ({
-    id: r.id,
-    attempts: r.attempts,
+  const first = rows[0];
+  if (!first) return undefined;
+  const target = { url: first.url, enabled: first.enabled, secret_ciphertext: first.secret_ciphertext, previous_secret_ciphertext: first.previous_secret_ciphertext };
+  return { target, messages: rows.filter((r) => r.id !== null).map(dueMessageOf) };
+}
+
+function dueMessageOf(r: DueRow): DueMessage {
+  return {
+    id: r.id!,
+    attempts: r.attempts!,
     event:
       r.e_id === null
         ? null
@@ -112,7 +135,7 @@ export async function readDueMessages(q: Queryable, endpointId: string, limit: n
             request_id: r.e_request_id,
             details: r.e_details!,
           },
-  }));
+  };
 }
 
 /** What one attempt came to. `retryInMs` is set when the message stays pending. */

@@ -133,12 +133,15 @@ export class WebhookDispatcher {
     let held = true;
     let leaseEnds = leasedAt + this.leaseMs;
     try {
-      const secrets = [this.box.open(endpoint.secret_ciphertext, secretBinding(endpoint.id))];
-      if (endpoint.previous_secret_ciphertext) secrets.push(this.box.open(endpoint.previous_secret_ciphertext, secretBinding(endpoint.id)));
       while (!this.stopping) {
-        const messages = await readDueMessages(this.db, endpoint.id, BATCH_SIZE);
-        if (messages.length === 0) break;
-        const outcomes = await this.sendInOrder(endpoint.url, secrets, messages, () => leaseEnds);
+        // The endpoint is read again with each batch: a change to it (URL, secret, disabled, deleted)
+        // holds from the next batch, even for an endpoint whose traffic keeps its lease for hours.
+        const batch = await readDueMessages(this.db, endpoint.id, BATCH_SIZE);
+        if (!batch || !batch.target.enabled || batch.messages.length === 0) break;
+        const { target, messages } = batch;
+        const secrets = [this.box.open(target.secret_ciphertext, secretBinding(endpoint.id))];
+        if (target.previous_secret_ciphertext) secrets.push(this.box.open(target.previous_secret_ciphertext, secretBinding(endpoint.id)));
+        const outcomes = await this.sendInOrder(target.url, secrets, messages, () => leaseEnds);
         if (outcomes.length === 0) break;
         const recordedAt = Date.now();
         held = await recordOutcomes(this.db, endpoint.id, leaseId, this.leaseMs, outcomes);

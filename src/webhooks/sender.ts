@@ -18,9 +18,9 @@ function causes(err: unknown): { code?: string; name?: string }[] {
 
 /**
  * POSTs messages with undici: kept-alive connections per receiver, no redirect ever followed (undici's
- * request follows none), WEBHOOK_TIMEOUT_MS for the whole attempt, and, unless insecure, every
- * connection made to an address that was resolved and checked public in the same step
- * (checkedLookup), after the URL itself was checked again.
+ * request follows none), WEBHOOK_TIMEOUT_MS for the whole attempt, and every connection made to an
+ * address resolved (and, unless insecure, checked public) in the same step (checkedLookup), after
+ * the URL itself was checked again.
  */
 export class WebhookSender {
   /** Made at the first send: undici is loaded only by an instance that has messages to send (docs/performance.md, "memory"). */
@@ -35,7 +35,7 @@ export class WebhookSender {
     this.client ??= import('undici').then(({ Agent, request }) => ({
       request,
       agent: new Agent({
-        connect: { timeout: this.settings.timeoutMs, ...(this.settings.allowInsecure ? {} : { lookup: checkedLookup(this.resolve) }) },
+        connect: { timeout: this.settings.timeoutMs, lookup: checkedLookup(this.resolve, this.settings.allowInsecure) },
         connections: this.settings.maxInFlight,
         headersTimeout: this.settings.timeoutMs,
         bodyTimeout: this.settings.timeoutMs,
@@ -65,6 +65,7 @@ export class WebhookSender {
     } catch (err) {
       const chain = causes(err);
       if (chain.some((e) => e.code === 'WEBHOOK_ADDRESS_REFUSED')) return { error: 'address_refused' };
+      if (chain.some((e) => e.code === 'WEBHOOK_HOST_NOT_RESOLVED')) return { error: 'dns_failed' };
       if (deadline.aborted || chain.some((e) => TIMEOUT_CODES.has(e.code ?? ''))) return { error: 'timeout' };
       return { error: 'network_error' };
     }

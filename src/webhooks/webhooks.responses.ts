@@ -31,7 +31,7 @@ export const deliveryRecord = z.strictObject({
   attempts: z.int().min(0).meta({ description: 'Attempts made so far.' }),
   last_status_code: z.int().nullable().meta({ description: 'The HTTP status of the last answer; null before one, or when the last attempt got none.' }),
   last_error: z
-    .enum(['non_2xx', 'timeout', 'network_error', 'address_refused', 'event_pruned'])
+    .enum(['non_2xx', 'timeout', 'network_error', 'dns_failed', 'address_refused', 'event_pruned'])
     .nullable()
     .meta({ description: 'Why the last attempt failed; null before one and once delivered.' }),
   next_attempt_at: unixSeconds.nullable().meta({ description: 'Unix time in seconds of the next attempt while pending; null once delivered or failed.' }),

@@ -8,15 +8,18 @@ import { parseInput } from '../http/validate';
 import { originOf } from '../http/request-origin';
 import { envelope } from '../shared/envelope';
 import { presentDelivery, presentWebhook, presentWebhookWithSecret } from './webhooks.presenter';
-import { createWebhookBody, emptyBody, listDeliveriesQuery, listWebhooksQuery, updateWebhookBody, webhookIdParams } from './webhooks.schemas';
+import { emptyBody, endpointBodies, listDeliveriesQuery, listWebhooksQuery, webhookIdParams } from './webhooks.schemas';
 import type { WebhooksService } from './webhooks.service';
 
 /**
  * /api/v1/webhooks, as the key routes: refused-token limit (429) → authenticate (401) → the
  * per-principal limit (429) → a method not served (405) → body parsing (415/413/400) → validation
- * (400) → the service, which decides authorisation (403, admins only) before existence (404).
+ * (400, the URL's form included) → the service, which decides authorisation (403, admins only)
+ * before existence (404), and then resolves a new URL's host (400 when it does not resolve or
+ * resolves to a non-public address).
  */
-export function webhooksRouter(service: WebhooksService, authenticator: Authenticator, limits: RateLimits): Router {
+export function webhooksRouter(service: WebhooksService, authenticator: Authenticator, limits: RateLimits, urlRules: { allowInsecure: boolean }): Router {
+  const bodies = endpointBodies(urlRules.allowInsecure);
   const router = Router();
   router.use(...limits.bearerFailures, authenticate(authenticator), ...limits.keyOperations);
 
@@ -29,7 +32,7 @@ export function webhooksRouter(service: WebhooksService, authenticator: Authenti
       res.json(envelope(200, rows.map(presentWebhook)));
     })
     .post(noStore, jsonBody, async function createWebhook(req: Request, res: Response) {
-      const input = parseInput(createWebhookBody, req.body, 'body');
+      const input = parseInput(bodies.create, req.body, 'body');
       const { webhook, secret } = await service.create(principalOf(res), input, originOf(req));
       res.status(201).json(envelope(201, presentWebhookWithSecret(webhook, secret)));
     })
@@ -43,7 +46,7 @@ export function webhooksRouter(service: WebhooksService, authenticator: Authenti
     })
     .put(jsonBody, async function updateWebhook(req: Request, res: Response) {
       const { id } = parseInput(webhookIdParams, req.params, 'params');
-      const input = parseInput(updateWebhookBody, req.body, 'body');
+      const input = parseInput(bodies.update, req.body, 'body');
       res.json(envelope(200, presentWebhook(await service.update(principalOf(res), id, input, originOf(req)))));
     })
     .delete(jsonBody, async function deleteWebhook(req: Request, res: Response) {

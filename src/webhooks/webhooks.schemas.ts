@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AUDIT_EVENT_TYPES } from '../shared/audit-context';
+import { AddressRefusedError, checkUrlShape } from './address-rules';
 
 /** What an endpoint may subscribe to: every audit event type, or `*` for all of them, now and to come. */
 export const SUBSCRIBABLE_EVENTS = ['*', ...AUDIT_EVENT_TYPES] as const;
@@ -50,6 +51,27 @@ export const updateWebhookBody = z.strictObject({
   /** A disabled endpoint is sent nothing: neither the events that happen while it is disabled, then or later, nor (until enabled again) its pending messages. */
   enabled: z.boolean().default(true),
 });
+
+/**
+ * The create and replace bodies as this deployment validates them: `url` must also have the form
+ * the address rules ask (checkUrlShape: absolute, https: or with WEBHOOK_ALLOW_INSECURE http: too,
+ * no user name or password, no non-public address written in it), so a URL of the wrong form is a
+ * 400 before authorisation and existence, like any bad field. Resolving its host is left to the
+ * service, which does it for admins only.
+ */
+export function endpointBodies(allowInsecure: boolean) {
+  const formed = url.pipe(
+    z.string().superRefine((text, ctx) => {
+      try {
+        checkUrlShape(text, allowInsecure);
+      } catch (err) {
+        if (!(err instanceof AddressRefusedError)) throw err;
+        ctx.addIssue({ code: 'custom', message: err.message, input: text });
+      }
+    }),
+  );
+  return { create: createWebhookBody.extend({ url: formed }), update: updateWebhookBody.extend({ url: formed }) };
+}
 
 /** rotate-secret and test take no fields: a body, if any, is an empty object. */
 export const emptyBody = z.strictObject({});

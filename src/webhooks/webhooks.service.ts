@@ -5,7 +5,7 @@ import { recordAuditEvent } from '../audit-trail/audit-trail';
 import { contextOf, type AuditEventType, type RequestOrigin } from '../shared/audit-context';
 import { badRequest, conflict, forbidden, notFound } from '../shared/errors';
 import { allows, type Principal } from '../shared/principals';
-import { AddressRefusedError, checkEndpointUrl, hostOf, systemResolve, type Resolve } from './address-rules';
+import { AddressRefusedError, checkEndpointUrl, HostNotResolvedError, hostOf, systemResolve, type Resolve } from './address-rules';
 import { deliveryIdOf, formatSecret, generateSecret, secretBinding } from './signer';
 import { WebhookDispatcher, type DispatcherOptions, type DispatcherSettings } from './dispatcher';
 import type { Logger } from '../logger';
@@ -130,7 +130,7 @@ export class WebhooksService {
     try {
       return await checkEndpointUrl(url, this.settings.allowInsecure, this.resolve);
     } catch (err) {
-      if (err instanceof AddressRefusedError) throw badRequest(`body.url: ${err.message}`);
+      if (err instanceof AddressRefusedError || err instanceof HostNotResolvedError) throw badRequest(`body.url: ${err.message}`);
       throw err;
     }
   }

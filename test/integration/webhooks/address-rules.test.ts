@@ -5,10 +5,11 @@ import { WebhooksService } from '../../../src/webhooks/webhooks.service';
 import { isPublicAddress } from '../../../src/webhooks/address-rules';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { expectError } from '../../helpers/errors';
-import { bearer } from '../../helpers/factories';
+import { bearer, tokenForRole } from '../../helpers/factories';
 import { adminToken, deliveriesOf, startReceiver, WEBHOOKS, type Receiver } from './support';
 
 const ADMIN: Principal = { type: 'user', id: 'test', name: 'address-rules', role: 'admin', sessionId: 'test', scopes: API_SCOPES };
+const EDITOR: Principal = { ...ADMIN, role: 'editor' };
 const ORIGIN = { clientAddress: null, requestId: null, route: null };
 
 describe('webhook addresses: https and public addresses only, checked at registration and at delivery', () => {
@@ -28,8 +29,8 @@ describe('webhook addresses: https and public addresses only, checked at registr
   });
 
   /** The service and dispatcher of this app, resolving names through `resolve` instead of the system's resolver. */
-  const withResolver = (resolve: (host: string) => Promise<LookupAddress[]>, allowInsecure = false) => {
-    const service = new WebhooksService(t.db, new SecretBox(t.masterKey), { ...t.config.webhooks, allowInsecure }, resolve);
+  const withResolver = (resolve: (host: string) => Promise<LookupAddress[]>, allowInsecure = false, retryScheduleMs = t.config.webhooks.retryScheduleMs) => {
+    const service = new WebhooksService(t.db, new SecretBox(t.masterKey), { ...t.config.webhooks, allowInsecure, retryScheduleMs }, resolve);
     return { service, dispatcher: service.dispatcher(t.logger) };
   };
 
@@ -47,6 +48,9 @@ describe('webhook addresses: https and public addresses only, checked at registr
     ['https://[::1]/hook', 'non-public address'],
     ['https://[::ffff:127.0.0.1]/hook', 'non-public address'],
     ['https://[::ffff:10.0.0.1]/hook', 'non-public address'],
+    // IPv4-compatible (RFC 4291, deprecated): the URL parser writes them as [::7f00:1], [::a00:1].
+    ['https://[::127.0.0.1]/hook', 'non-public address (::7f00:1)'],
+    ['https://[::10.0.0.1]/hook', 'non-public address (::a00:1)'],
     ['https://[fd00::1]/hook', 'non-public address'],
     ['https://[fe80::1]/hook', 'non-public address'],
     ['https://[ff02::1]/hook', 'non-public address'],
@@ -56,6 +60,25 @@ describe('webhook addresses: https and public addresses only, checked at registr
 
     expectError(res, 400, 'BadRequest', message);
     expect(res.body.message).toMatch(/^body\.url: /);
+  });
+
+  it('when a viewer registers an endpoint at a non-public address written in the URL, then 400 before the 403', async () => {
+    const viewer = await tokenForRole(t, 'viewer');
+
+    const res = await t.http().post(WEBHOOKS).set(bearer(viewer)).send({ url: 'https://10.1.2.3/hook', events: ['*'] });
+
+    expectError(res, 400, 'BadRequest', 'body.url: must not point at a non-public address (10.1.2.3)');
+  });
+
+  it('when a caller who may not register endpoints names a host, then 403 and the name is never resolved', async () => {
+    const asked: string[] = [];
+    const { service } = withResolver(async (host) => {
+      asked.push(host);
+      return [{ address: '127.0.0.1', family: 4 }];
+    });
+
+    await expect(service.create(EDITOR, { url: 'https://hooks.example.test/hook', events: ['*'], description: '' }, ORIGIN)).rejects.toMatchObject({ status: 403 });
+    expect(asked).toEqual([]);
   });
 
   it('when an endpoint at a public address is registered, then it is accepted (written as an address: no name to resolve here)', async () => {
@@ -82,6 +105,62 @@ describe('webhook addresses: https and public addresses only, checked at registr
     expect(asked).toEqual(['hooks.example.test', 'hooks.example.test']);
     expect(receiver.received).toHaveLength(0);
     expect((await deliveriesOf(t, admin, webhook.id))[0]).toMatchObject({ type: 'webhook.tested', status: 'failed', attempts: 1, last_error: 'address_refused', last_status_code: null });
+  });
+
+  it('when the name server fails once at delivery, then the message stays pending as dns_failed and is delivered at the retry', async () => {
+    const own = await startReceiver();
+    let failures = 0;
+    const { service, dispatcher } = withResolver(async () => {
+      if (failures++ === 0) throw Object.assign(new Error('getaddrinfo EAI_AGAIN hooks.example.test'), { code: 'EAI_AGAIN' });
+      return [{ address: '127.0.0.1', family: 4 }];
+      // A retry 300 ms later: the first round sees the message not yet due again, and stops.
+    }, true, [300]);
+    const { webhook } = await service.create(ADMIN, { url: `http://hooks.example.test:${own.port}/hook`, events: ['user.deleted'], description: '' }, ORIGIN);
+    await service.sendTest(ADMIN, webhook.id, ORIGIN);
+
+    await dispatcher.runOnce();
+    const afterFirst = (await deliveriesOf(t, admin, webhook.id))[0];
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await dispatcher.runOnce();
+    await dispatcher.stop();
+    await own.close();
+
+    expect(afterFirst).toMatchObject({ status: 'pending', attempts: 1, last_error: 'dns_failed', last_status_code: null });
+    expect(own.received.map((r) => r.json.data.details)).toEqual([expect.objectContaining({ webhook_id: webhook.id })]);
+    expect((await deliveriesOf(t, admin, webhook.id))[0]).toMatchObject({ status: 'delivered', attempts: 2, last_error: null, last_status_code: 200 });
+  });
+
+  it('when the name server fails at delivery without WEBHOOK_ALLOW_INSECURE, then the attempt is retried, not refused; a private answer at the retry is refused', async () => {
+    const answers: (() => LookupAddress[])[] = [
+      () => [{ address: '1.1.1.1', family: 4 }],
+      () => {
+        throw Object.assign(new Error('queryA ESERVFAIL hooks.example.test'), { code: 'ESERVFAIL' });
+      },
+    ];
+    const { service, dispatcher } = withResolver(async () => (answers.shift() ?? (() => [{ address: '127.0.0.1', family: 4 }]))(), false, [300]);
+    const { webhook } = await service.create(ADMIN, { url: `https://hooks.example.test:${receiver.port}/hook`, events: ['user.deleted'], description: '' }, ORIGIN);
+    await service.sendTest(ADMIN, webhook.id, ORIGIN);
+
+    await dispatcher.runOnce();
+    const afterFirst = (await deliveriesOf(t, admin, webhook.id))[0];
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await dispatcher.runOnce();
+    await dispatcher.stop();
+
+    expect(afterFirst).toMatchObject({ status: 'pending', attempts: 1, last_error: 'dns_failed' });
+    expect(receiver.received).toHaveLength(0);
+    expect((await deliveriesOf(t, admin, webhook.id))[0]).toMatchObject({ status: 'failed', attempts: 2, last_error: 'address_refused' });
+  });
+
+  it('when a name does not resolve at registration, then 400 naming body.url', async () => {
+    const { service } = withResolver(async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.example.test'), { code: 'ENOTFOUND' });
+    });
+
+    await expect(service.create(ADMIN, { url: 'https://nowhere.example.test/hook', events: ['*'], description: '' }, ORIGIN)).rejects.toMatchObject({
+      status: 400,
+      message: 'body.url: its host nowhere.example.test does not resolve',
+    });
   });
 
   it('when a name resolves to a public and a private address at once, then it is refused', async () => {
@@ -135,6 +214,10 @@ describe('isPublicAddress', () => {
     ['2002:a00:1::', false],
     ['fc00::1', false],
     ['::', false],
+    ['::1', false],
+    ['::7f00:1', false],
+    ['::a00:1', false],
+    ['::808:808', false],
     ['not-an-address', false],
   ])('when the address is %s, then public is %s', (address, expected) => {
     expect(isPublicAddress(address)).toBe(expected);

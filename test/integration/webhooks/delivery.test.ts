@@ -1,4 +1,7 @@
 import { Webhook } from 'standardwebhooks';
+import { recordAuditEvent } from '../../../src/audit-trail/audit-trail';
+import type { Queryable } from '../../../src/db/database';
+import type { AuditContext } from '../../../src/shared/audit-context';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey } from '../../helpers/factories';
 import { adminToken, createEndpoint, deliveriesOf, eventually, FAST_WEBHOOKS, startReceiver, WEBHOOKS, type Receiver, type Received } from './support';
@@ -191,6 +194,47 @@ describe('webhook delivery: signed messages, retries, redirects, order', () => {
     expect(() => new Webhook(endpoint.secret).verify(got!.body, headersOf(got!))).not.toThrow();
   });
 
+  it("when the rotation's 24 hours are over, then messages carry the new secret's signature alone", async () => {
+    const r = await receiver();
+    const endpoint = await createEndpoint(t, admin, { url: r.url, events: ['api_key.created'] });
+    const newSecret = (await t.http().post(`${WEBHOOKS}/${endpoint.id}/rotate-secret`).set(bearer(admin))).body.data.secret as string;
+    await t.db.query(`UPDATE webhook_endpoints SET previous_secret_until = now() - interval '1 second' WHERE id = $1`, [endpoint.id]);
+
+    await createApiKey(t);
+    const [got] = await r.waitFor(1);
+
+    expect(String(got!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(() => new Webhook(newSecret).verify(got!.body, headersOf(got!))).not.toThrow();
+    expect(() => new Webhook(endpoint.secret).verify(got!.body, headersOf(got!))).toThrow();
+  });
+
+  it('when an audit event is written in a transaction, then its message is written in it too: gone if it rolls back, sent if it commits', async () => {
+    const r = await receiver();
+    const endpoint = await createEndpoint(t, admin, { url: r.url, events: ['user.deleted'] });
+    const ctx: AuditContext = { actor: 'system:outbox-test', clientAddress: null, requestId: null, route: null };
+    const messagesOf = (q: Queryable, eventId: string) =>
+      q
+        .query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE audit_event_id = $1 AND endpoint_id = $2', [eventId, endpoint.id])
+        .then((res) => res.rows[0]!.n);
+    let inRolledBack = -1;
+
+    await expect(
+      t.db.withTransaction(async (tx) => {
+        const eventId = await recordAuditEvent(tx, ctx, { type: 'user.deleted', username: 'rolled-back' });
+        inRolledBack = await messagesOf(tx, eventId);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    const committed = await t.db.withTransaction((tx) => recordAuditEvent(tx, ctx, { type: 'user.deleted', username: 'committed' }));
+    const [got] = await r.waitFor(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    expect(inRolledBack).toBe(1);
+    expect(await messagesOf(t.db, committed)).toBe(1);
+    expect(r.received.map((g) => g.json.data.username)).toEqual(['committed']);
+    expect((await deliveriesOf(t, admin, endpoint.id)).map((d) => d.id)).toEqual([got!.headers['webhook-id']]);
+  });
+
   it('when a test message is sent, then that endpoint alone gets webhook.tested, verifiable, and the answer is the queued message', async () => {
     const r = await receiver();
     const bystander = await receiver();
@@ -208,17 +252,26 @@ describe('webhook delivery: signed messages, retries, redirects, order', () => {
     expect(bystander.received.map((g) => g.json.type)).not.toContain('webhook.tested');
   });
 
-  it('when many events happen, then one endpoint gets each exactly once', async () => {
-    const r = await receiver();
+  it('when many events happen, then one endpoint gets each exactly once, in the order of the events', async () => {
+    // The first answer takes 700 ms (within the 1 s timeout), so the events of that while are sent
+    // together; each then takes the receiver 0 to 40 ms: sent concurrently, they would be answered out of order.
+    let first = true;
+    const r = await receiver(() => {
+      const delayMs = first ? 700 : Math.floor(Math.random() * 40);
+      first = false;
+      return { delayMs };
+    });
     const endpoint = await createEndpoint(t, admin, { url: r.url, events: ['api_key.created'] });
 
     const keys = [];
-    for (let i = 0; i < 12; i++) keys.push(await createApiKey(t));
-    await r.waitFor(12);
+    for (let i = 0; i < 20; i++) keys.push(await createApiKey(t));
+    await r.waitFor(20);
     await new Promise((resolve) => setTimeout(resolve, 300));
 
-    expect(r.received.map((g) => g.json.data.appname).sort()).toEqual(keys.map((k) => k.appname).sort());
-    expect(new Set(r.received.map((g) => g.headers['webhook-id'])).size).toBe(12);
+    const inEventOrder = keys.map((k) => k.appname);
+    expect(r.received.map((g) => g.json.data.appname)).toEqual(inEventOrder);
+    expect(r.answered.map((g) => g.json.data.appname)).toEqual(inEventOrder);
+    expect(new Set(r.received.map((g) => g.headers['webhook-id'])).size).toBe(20);
     const log = await deliveriesOf(t, admin, endpoint.id);
     expect(log.every((d) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
   });

@@ -185,6 +185,28 @@ describe('the webhook endpoints API: admins only, strict bodies, the secret show
       expect((await t.http().get(`${WEBHOOKS}/${created.id}/deliveries`).set(bearer(admin))).body.data).toEqual([]);
     });
 
+    it('when a viewer registers an endpoint with a URL of the wrong form, then 400 before the 403, as for any bad field', async () => {
+      const viewer = await tokenForRole(t, 'viewer');
+
+      const badScheme = await t.http().post(WEBHOOKS).set(bearer(viewer)).send({ url: 'ftp://x', events: ['*'] });
+      const credentials = await t.http().post(WEBHOOKS).set(bearer(viewer)).send({ url: 'http://user:pw@127.0.0.1/x', events: ['*'] });
+      const wellFormed = await t.http().post(WEBHOOKS).set(bearer(viewer)).send({ url: HOOK, events: ['*'] });
+
+      expectError(badScheme, 400, 'BadRequest', 'body.url: must be an http: or https: URL');
+      expectError(credentials, 400, 'BadRequest', 'body.url: must not hold a user name or password');
+      expectError(wellFormed, 403, 'Forbidden');
+    });
+
+    it('when a PUT to an unknown id has a URL of the wrong form, then 400 before the 404; well formed, then 404', async () => {
+      const unknown = `${WEBHOOKS}/00000000-0000-4000-8000-000000000000`;
+
+      const refused = await t.http().put(unknown).set(bearer(admin)).send({ url: 'ftp://x', events: ['*'] });
+      const wellFormed = await t.http().put(unknown).set(bearer(admin)).send({ url: HOOK, events: ['*'] });
+
+      expectError(refused, 400, 'BadRequest', 'body.url: must be an http: or https: URL');
+      expectError(wellFormed, 404, 'NotFound');
+    });
+
     it('when the body is not JSON, then 415; when there is no token, then 401 before anything else', async () => {
       expectError(await t.http().post(WEBHOOKS).set(bearer(admin)).type('form').send('url=x'), 415, 'UnsupportedMediaType');
       expectError(await t.http().post(WEBHOOKS).type('form').send('url=x'), 401, 'Unauthorized');

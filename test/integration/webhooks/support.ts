@@ -13,14 +13,25 @@ export interface Received {
   at: number;
 }
 
-/** How the receiver answers one request: a status (default 200), or a delay before it, or a dropped connection. */
-/** How to answer: a status after a delay; `drop` the connection; or `trickle` a 200's body a byte at a time. */
-export type Answer = { status?: number; delayMs?: number; headers?: Record<string, string>; drop?: boolean; trickle?: { everyMs: number; bytes: number } };
+/**
+ * How to answer: a status after a delay (and, with `after`, not before that promise settles: a test
+ * holds an answer while it acts); `drop` the connection; or `trickle` a 200's body a byte at a time.
+ */
+export type Answer = {
+  status?: number;
+  delayMs?: number;
+  after?: Promise<unknown>;
+  headers?: Record<string, string>;
+  drop?: boolean;
+  trickle?: { everyMs: number; bytes: number };
+};
 
 export interface Receiver {
   url: string;
   port: number;
   received: Received[];
+  /** The requests answered with a status, in the order their answers were written. */
+  answered: Received[];
   /** Decides each answer; the default answers 200. */
   answer: (req: Received) => Answer;
   /** Resolves once `count` requests have arrived (fails after `withinMs`). */
@@ -31,11 +42,13 @@ export interface Receiver {
 /** A webhook receiver on a free loopback port (node:http), recording every request. */
 export async function startReceiver(answer: Receiver['answer'] = () => ({})): Promise<Receiver> {
   const received: Received[] = [];
+  const answered: Received[] = [];
   const sockets = new Set<import('node:net').Socket>();
   const receiver: Receiver = {
     url: '',
     port: 0,
     received,
+    answered,
     answer,
     waitFor: async (count, withinMs = 15_000) => {
       const deadline = Date.now() + withinMs;
@@ -82,10 +95,13 @@ export async function startReceiver(answer: Receiver['answer'] = () => ({})): Pr
         }, a.trickle.everyMs);
         return;
       }
-      setTimeout(() => {
+      const reply = () => {
+        answered.push(got);
         res.writeHead(a.status ?? 200, { 'content-type': 'text/plain', ...a.headers });
         res.end('ok');
-      }, a.delayMs ?? 0);
+      };
+      if (a.after) void a.after.then(() => setTimeout(reply, a.delayMs ?? 0));
+      else setTimeout(reply, a.delayMs ?? 0);
     });
   });
   server.on('connection', (socket) => {
