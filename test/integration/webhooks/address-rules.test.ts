@@ -34,6 +34,19 @@ describe('webhook addresses: https and public addresses only, checked at registr
     return { service, dispatcher: service.dispatcher(t.logger) };
   };
 
+  /**
+   * A round, then another once a retry 300 ms later is due (the first round sees the message not yet
+   * due again, and stops); the message's log row after the first round.
+   */
+  const aroundRetry = async (dispatcher: ReturnType<typeof withResolver>['dispatcher'], webhookId: string) => {
+    await dispatcher.runOnce();
+    const afterFirst = (await deliveriesOf(t, admin, webhookId))[0];
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await dispatcher.runOnce();
+    await dispatcher.stop();
+    return afterFirst;
+  };
+
   it.each([
     ['http://203.0.114.1/hook', 'must be an https: URL'],
     ['https://127.0.0.1/hook', 'non-public address (127.0.0.1)'],
@@ -113,16 +126,11 @@ describe('webhook addresses: https and public addresses only, checked at registr
     const { service, dispatcher } = withResolver(async () => {
       if (failures++ === 0) throw Object.assign(new Error('getaddrinfo EAI_AGAIN hooks.example.test'), { code: 'EAI_AGAIN' });
       return [{ address: '127.0.0.1', family: 4 }];
-      // A retry 300 ms later: the first round sees the message not yet due again, and stops.
     }, true, [300]);
     const { webhook } = await service.create(ADMIN, { url: `http://hooks.example.test:${own.port}/hook`, events: ['user.deleted'], description: '' }, ORIGIN);
     await service.sendTest(ADMIN, webhook.id, ORIGIN);
 
-    await dispatcher.runOnce();
-    const afterFirst = (await deliveriesOf(t, admin, webhook.id))[0];
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    await dispatcher.runOnce();
-    await dispatcher.stop();
+    const afterFirst = await aroundRetry(dispatcher, webhook.id);
     await own.close();
 
     expect(afterFirst).toMatchObject({ status: 'pending', attempts: 1, last_error: 'dns_failed', last_status_code: null });
@@ -141,11 +149,7 @@ describe('webhook addresses: https and public addresses only, checked at registr
     const { webhook } = await service.create(ADMIN, { url: `https://hooks.example.test:${receiver.port}/hook`, events: ['user.deleted'], description: '' }, ORIGIN);
     await service.sendTest(ADMIN, webhook.id, ORIGIN);
 
-    await dispatcher.runOnce();
-    const afterFirst = (await deliveriesOf(t, admin, webhook.id))[0];
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    await dispatcher.runOnce();
-    await dispatcher.stop();
+    const afterFirst = await aroundRetry(dispatcher, webhook.id);
 
     expect(afterFirst).toMatchObject({ status: 'pending', attempts: 1, last_error: 'dns_failed' });
     expect(receiver.received).toHaveLength(0);
