@@ -89,9 +89,9 @@ export async function openConsole(browser: Browser, baseUrl: string, viewport = 
     if ((pathname === '/oauth2/token' || pathname === CONSOLE_SESSION) && response.status() === 200) {
       // The session route answers in the envelope, with the access token only (its refresh token is in the cookie).
       // A token response still being read as the test closes its page cannot be read any more, and
-      // its failure would land after the test, failing the whole file (Jest fails every test of a file
-      // for an error between tests): one CI run lost all 26 console tests so. The page's storage was
-      // checked before it closed (closeWatched), so that token can end up nowhere the watch looks.
+      // the rejection lands outside any test's steps: one CI run had all 26 console tests fail with
+      // this read's "has been closed" and nothing else. The page's storage was checked before it
+      // closed (closeWatched), so that token can end up nowhere the watch looks.
       const answer = (await response.json().catch((err: Error) => {
         if (page.isClosed() || /has been closed/.test(err.message)) return undefined;
         throw err;
