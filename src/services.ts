@@ -188,7 +188,7 @@ export function createServices(config: Config, db: Database, masterKey: Buffer, 
     selfRevocation: new SelfRevocation(db, clock),
     secretScanning: new SecretScanning(db, new GithubPublicKeys(config.secretScanning.keysUrl, () => clock() * 1000), config.secretScanning.leakedKeyAction, clock),
     verifier,
-    verifyReadAlong: new VerifyReadAlong(authenticator, verifier),
+    verifyReadAlong: new VerifyReadAlong(db, authenticator, verifier),
     keyUsage: new KeyUsageService(db, clock),
     usageRecorder,
   };

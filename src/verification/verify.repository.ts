@@ -1,5 +1,6 @@
 import { preparedStatement, type Queryable } from '../db/database';
 import type { Prefixed } from '../db/prefixed-columns';
+import { unnestRows, unnestValues, type UnnestColumn } from '../db/unnest';
 import type { Role } from '../shared/principals';
 import { creditsAt, POLICY_COLUMN_NAMES, policyColumns, type PolicyRow } from '../key-policies/policy-sql';
 import { livePrincipalsWhere, type LivePrincipalRow } from '../sessions/liveness';
@@ -46,34 +47,54 @@ type UnlistedColumn = Exclude<keyof VerifiedKeyRow, (typeof VERIFIED_KEY_COLUMNS
 const everyColumnListed: [UnlistedColumn] extends [never] ? true : never = true;
 void everyColumnListed;
 
+/** One verification's read: the bearer's session `sessionId` called from `address` (null: unknown), and the key of `digest` at `now` (Unix seconds). */
+export interface KeyLookup {
+  sessionId: string;
+  address: string | null;
+  digest: Buffer;
+  now: number;
+}
+
+const LOOKUP_COLUMNS: UnnestColumn<KeyLookup>[] = [
+  { name: 'session_id', type: 'uuid', of: (l) => l.sessionId },
+  { name: 'address', type: 'inet', of: (l) => l.address },
+  { name: 'digest', type: 'bytea', of: (l) => l.digest },
+  { name: 'now', type: 'float8', of: (l) => l.now },
+];
+
 /**
- * The bearer check's liveness statement (session $1 called from $3) with the key of digest $2 at $4
- * beside it: a verification in one round trip (docs/performance.md, "verification"). The key's
- * columns come prefixed `key_`, so they never clash with the principal's: a lateral join, which
- * PostgreSQL runs in about four fifths of the time that building the key as one JSON value took.
+ * The bearer check's liveness statement with the key of each lookup's digest beside it, for a batch
+ * of verifications: one round trip and one statement for all of them (docs/performance.md,
+ * "verification"). The key's columns come prefixed `key_`, so they never clash with the principal's,
+ * and only beside a live principal; a lookup whose session is not live comes back with no principal.
  */
-const FIND_WITH_LIVE_PRINCIPAL = preparedStatement(
-  'verification.find-with-live-principal',
+const FIND_WITH_LIVE_PRINCIPALS = preparedStatement(
+  'verification.find-with-live-principals',
   `SELECT live.*, ${VERIFIED_KEY_COLUMNS.map((name) => `k.${name} AS key_${name}`).join(', ')}
-     FROM (${livePrincipalsWhere('s.id = $1', { address: '$3::inet' })}) AS live
-     LEFT JOIN LATERAL (${byDigest('$2::bytea', '$4::float8')}) AS k ON true`,
+     FROM (${unnestRows(LOOKUP_COLUMNS)}) AS batch
+     LEFT JOIN LATERAL (${livePrincipalsWhere('s.id = batch.session_id', { address: 'batch.address' })}) AS live ON true
+     LEFT JOIN LATERAL (${byDigest('batch.digest', 'batch.now')}) AS k ON live.session_id IS NOT NULL
+    ORDER BY batch.ord`,
 );
 
-/** Session `sessionId`'s live principal (undefined once it is not live) and, only beside it, the key of `digest` (undefined: none). */
-export async function findKeyWithLivePrincipal(
-  q: Queryable,
-  sessionId: string,
-  address: string | null,
-  digest: Buffer,
-  now: number,
-): Promise<{ live: LivePrincipalRow | undefined; alongside: VerifiedKeyRow | undefined }> {
-  const { rows } = await q.queryPrepared<LivePrincipalRow & Prefixed<VerifiedKeyRow, 'key_'>>(FIND_WITH_LIVE_PRINCIPAL, [sessionId, digest, address, now]);
-  const row = rows[0];
-  if (!row) return { live: undefined, alongside: undefined };
-  const { session_id, type, principal_id, name, role, scope } = row;
-  const live: LivePrincipalRow = { session_id, type, principal_id, name, role, scope };
-  if (row.key_id === null) return { live, alongside: undefined };
-  const key: Record<string, unknown> = {};
-  for (const column of VERIFIED_KEY_COLUMNS) key[column] = row[`key_${column}`];
-  return { live, alongside: key as unknown as VerifiedKeyRow };
+export interface LookedUp {
+  /** The session's live principal; undefined once it is not live. */
+  live: LivePrincipalRow | undefined;
+  /** The key of the digest, only beside a live principal (undefined: none). */
+  alongside: VerifiedKeyRow | undefined;
+}
+
+/** Each lookup's live principal and key, in the lookups' order. */
+export async function findKeysWithLivePrincipals(q: Queryable, lookups: KeyLookup[]): Promise<LookedUp[]> {
+  type Row = { [K in keyof LivePrincipalRow]: LivePrincipalRow[K] | null } & Prefixed<VerifiedKeyRow, 'key_'>;
+  const { rows } = await q.queryPrepared<Row>(FIND_WITH_LIVE_PRINCIPALS, unnestValues(LOOKUP_COLUMNS, lookups));
+  return rows.map((row) => {
+    const { session_id, type, principal_id, name, role, scope } = row;
+    if (session_id === null) return { live: undefined, alongside: undefined };
+    const live = { session_id, type, principal_id, name, role, scope } as LivePrincipalRow;
+    if (row.key_id === null) return { live, alongside: undefined };
+    const key: Record<string, unknown> = {};
+    for (const column of VERIFIED_KEY_COLUMNS) key[column] = row[`key_${column}`];
+    return { live, alongside: key as unknown as VerifiedKeyRow };
+  });
 }

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import { sha256 } from '../../../src/crypto/digest';
+import { findKeysWithLivePrincipals, type KeyLookup } from '../../../src/verification/verify.repository';
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { bearer, createApiKey, createUser, loginAs, type TestUser } from '../../helpers/factories';
+
+/**
+ * The statement that reads, for a batch of verifications, each bearer's live principal and the key
+ * presented beside it, on the real database. Over HTTP which verifications share a batch depends on
+ * timing; here the batch is chosen, so that no answer can reach another lookup or a dead session.
+ */
+describe('findKeysWithLivePrincipals (verifications, many in one statement)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  /** A fresh user of `role`, logged in: its name and its session's id (the token's `sid`). */
+  async function sessionOf(role: 'viewer' | 'admin'): Promise<{ user: TestUser; sessionId: string; token: string }> {
+    const user = await createUser(t, { role });
+    const token = (await loginAs(t, user)).access_token;
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sid: string };
+    return { user, sessionId: claims.sid, token };
+  }
+
+  const lookup = (sessionId: string, presented: string): KeyLookup => ({ sessionId, address: '127.0.0.1', digest: sha256(presented), now: Date.now() / 1000 });
+
+  it('when live, revoked and unknown sessions share a batch with known and unknown keys, then each lookup gets its own principal and key, and a dead session gets neither', async () => {
+    const [viewer, admin, revoked] = await Promise.all([sessionOf('viewer'), sessionOf('admin'), sessionOf('viewer')]);
+    const [first, second] = await Promise.all([createApiKey(t), createApiKey(t)]);
+    await t.db.query('UPDATE sessions SET revoked_at = now() WHERE id = $1', [revoked.sessionId]);
+
+    const found = await findKeysWithLivePrincipals(t.db, [
+      lookup(viewer.sessionId, first.appkey),
+      lookup(revoked.sessionId, first.appkey),
+      lookup(admin.sessionId, second.appkey),
+      lookup(randomUUID(), second.appkey),
+      lookup(viewer.sessionId, 'ak_not-a-key-anyone-has'),
+      lookup(admin.sessionId, first.appkey),
+    ]);
+
+    expect(found.map(({ live, alongside }) => [live?.name ?? null, live?.role ?? null, alongside?.appname ?? null])).toEqual([
+      [viewer.user.username, 'viewer', first.appname],
+      [null, null, null],
+      [admin.user.username, 'admin', second.appname],
+      [null, null, null],
+      [viewer.user.username, 'viewer', null],
+      [admin.user.username, 'admin', first.appname],
+    ]);
+  });
+
+  it('when many callers verify different keys at once over HTTP, then each answer names the key its own request presented', async () => {
+    const callers = await Promise.all([sessionOf('viewer'), sessionOf('viewer'), sessionOf('admin')]);
+    const keys = await Promise.all(Array.from({ length: 5 }, () => createApiKey(t)));
+
+    const requests = Array.from({ length: 60 }, (_, i) => ({ caller: callers[i % 3]!, key: keys[i % 5]! }));
+    const answers = await Promise.all(
+      requests.map(({ caller, key }) => t.http().post('/api/v1/keys/verify').set(bearer(caller.token)).send({ key: key.appkey })),
+    );
+
+    expect(answers.map((res) => [res.status, res.body.code, res.body.appname])).toEqual(requests.map(({ key }) => [200, 'VALID', key.appname]));
+  });
+});
