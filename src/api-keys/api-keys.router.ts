@@ -52,7 +52,7 @@ export function apiKeysRouter(
     .all(methodNotAllowed(['GET', 'POST']));
 
   // Before /:appname, and POST only: "import" is also a possible appname, whose GET, PUT and DELETE
-  // fall through to the routes below. Takes bodies up to 1 MiB (as GitHub's leak reports do).
+  // fall through to the routes below. The one route that takes bodies up to 1 MiB.
   router.post('/import', noStore, largeJsonBody, async function importApiKeys(req: Request, res: Response) {
     const input = parseInput(importApiKeysBody, req.body, 'body');
     const keys = await imports.import(principalOf(res), input, originOf(req));

@@ -37,10 +37,7 @@ export function jsonBody(req: Request, res: Response, next: NextFunction): void 
   jsonOnly(req, res, () => json(req, res, next));
 }
 
-/**
- * The routes that take more: an import of up to 1000 keys with their policies, and GitHub's leak
- * reports (raw, see key-leaks.router.ts for why).
- */
+/** The one route that takes more: an import of up to 1000 keys with their policies. */
 export const LARGE_BODY_LIMIT = '1mb';
 const largeJson = express.json({ limit: LARGE_BODY_LIMIT, strict: true, type: 'application/json' });
 

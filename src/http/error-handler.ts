@@ -9,7 +9,7 @@ import type { Logger } from '../logger';
 const NAME_BY_STATUS = new Map<number, ErrorName>(Object.entries(ERROR_STATUS).map(([name, status]) => [status, name as ErrorName]));
 
 /** body-parser's error types, which are client faults with a fixed meaning. */
-/** A body limit in bytes as the docs state it: 64 KiB, or 1 MiB on the import route and GitHub's leak reports. */
+/** A body limit in bytes as the docs state it: 64 KiB, or 1 MiB on the import route. */
 const sizeOf = (bytes: unknown) => (bytes === 1024 * 1024 ? '1 MiB' : '64 KiB');
 
 function fromBodyParser(err: { type?: unknown; status?: unknown; limit?: unknown }): AppError | undefined {

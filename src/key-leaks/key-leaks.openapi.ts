@@ -48,7 +48,7 @@ export function describeKeyLeakRoutes(): RoutesDescription {
           summary: "Leaked keys reported by GitHub's secret scanning partner programme (signed by GitHub)",
           tags: [TAG],
           parameters: GITHUB_HEADERS,
-          requestBody: jsonBody('SecretScanningReport', `GitHub's payload: 1 to ${MAX_REPORTED_TOKENS} findings, up to 1 MiB.`),
+          requestBody: jsonBody('SecretScanningReport', `GitHub's payload: 1 to ${MAX_REPORTED_TOKENS} findings, up to 64 KiB.`),
           responses: {
             200: ok('One entry per reported token, in the order reported (GitHub\'s format).', 'SecretScanningAnswer'),
             ...errors('BadRequest', 'Unauthorized', 'PayloadTooLarge', 'UnsupportedMediaType', 'ServiceUnavailable'),

@@ -1,5 +1,5 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { jsonOrFormBody, LARGE_BODY_LIMIT } from '../http/body-parsers';
+import { BODY_LIMIT, jsonOrFormBody } from '../http/body-parsers';
 import { methodNotAllowed } from '../http/error-handler';
 import { noStore } from '../http/no-store';
 import type { RateLimits } from '../http/rate-limits';
@@ -13,13 +13,10 @@ import type { SecretScanning } from './secret-scanning.service';
 
 /**
  * The raw bytes of a report, kept as they came: GitHub signs exactly those, and a JSON parse and
- * re-serialisation would not give them back. Only this route reads its body this way. Up to 1 MiB,
- * not the 64 KiB of other routes: GitHub's "Secret scanning partner program" page says a report is an
- * array of "one or more" matches and that an endpoint "should be able to handle requests with a large
- * number of matches", with no maximum; 64 KiB holds about 300 findings, fewer than the 1,000 a report
- * may list here, and a report refused for its size leaves the leaked keys it names working.
+ * re-serialisation would not give them back. Only this route reads its body this way. Up to 64 KiB,
+ * as every route but import (the contract's "Errors"): about 240 findings with URLs of 150 characters.
  */
-const rawJson = express.raw({ type: 'application/json', limit: LARGE_BODY_LIMIT });
+const rawJson = express.raw({ type: 'application/json', limit: BODY_LIMIT });
 
 function requireJson(req: Request, _res: Response, next: NextFunction): void {
   if (!req.is('application/json')) throw new AppError('UnsupportedMediaType', 'Content-Type must be application/json');

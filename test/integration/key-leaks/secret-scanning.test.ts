@@ -132,23 +132,26 @@ describe('POST /api/v1/secret-scanning/github', () => {
     expect(empty.status).toBe(400);
   });
 
-  it('when GitHub sends a large batch above 64 KiB, then every finding is labelled; a body above 1 MiB is 413', async () => {
-    const key = await createApiKey(t);
-    // GitHub gives no maximum batch size: 400 findings with long URLs are about 120 KiB.
-    const findings = Array.from({ length: 400 }, (_, i) => finding(generateAppkey(), `https://github.com/octo/repo/blob/${'a'.repeat(200)}/file-${i}.env`));
-    findings[399] = finding(key.appkey);
-    const huge = [finding('x', `https://github.com/${'x'.repeat(1024 * 1024)}`)];
-    expect(JSON.stringify(findings).length).toBeGreaterThan(64 * 1024);
+  it('when GitHub sends a report of hundreds of findings within 64 KiB, then every one is labelled; one above 64 KiB is 413 and changes nothing', async () => {
+    const [leaked, beyond] = await Promise.all([createApiKey(t), createApiKey(t)]);
+    // GitHub gives no maximum: about 240 findings with URLs of 150 characters fill 64 KiB.
+    const findingsWith = (count: number, last: string) =>
+      Array.from({ length: count }, (_, i) => finding(i === count - 1 ? last : generateAppkey(), `https://github.com/octo/repo/blob/${'a'.repeat(110)}/file-${i}.env`));
+    const fits = findingsWith(240, leaked.appkey);
+    const tooMany = findingsWith(300, beyond.appkey);
+    expect(Buffer.byteLength(JSON.stringify(fits))).toBeLessThan(64 * 1024);
+    expect(Buffer.byteLength(JSON.stringify(tooMany))).toBeGreaterThan(64 * 1024);
 
-    const res = await report(t, findings, github);
-    const tooLarge = await report(t, huge, github);
+    const res = await report(t, fits, github);
+    const tooLarge = await report(t, tooMany, github);
 
     expect(res.status).toBe(200);
-    expect(res.body).toHaveLength(400);
-    expect(res.body[399].label).toBe('true_positive');
-    expect(await getPolicy(t, key.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'leaked' }));
+    expect(res.body).toHaveLength(240);
+    expect(res.body[239].label).toBe('true_positive');
+    expect(await getPolicy(t, leaked.appname)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'leaked' }));
     expect(tooLarge.status).toBe(413);
-    expect(tooLarge.body.message).toMatch(/1 MiB/);
+    expect(tooLarge.body).toEqual({ status: 413, name: 'PayloadTooLarge', message: expect.stringMatching(/64 KiB/) });
+    expect(await getPolicy(t, beyond.appname)).toEqual(expect.objectContaining({ enabled: true }));
   });
 
   it('when an unknown identifier arrives, then the list is fetched again at most once a minute, and a key GitHub adds is accepted after that', async () => {
