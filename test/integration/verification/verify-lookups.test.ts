@@ -4,6 +4,7 @@ import { CLI_CONTEXT } from '../../../src/shared/audit-context';
 import { findKeysWithLivePrincipals, type KeyLookup } from '../../../src/verification/verify.repository';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { bearer, createApiKey, createUser, loginAs, loginWithApiKey, tokenForRole, type TestUser } from '../../helpers/factories';
+import { claimsOf } from '../../helpers/tokens';
 import { createKeyWithPolicy } from '../key-policies/support';
 
 /**
@@ -26,7 +27,7 @@ describe('findKeysWithLivePrincipals (verifications, many in one statement)', ()
     return { user, sessionId: sidOf(token), token };
   }
 
-  const sidOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
+  const sidOf = (token: string) => claimsOf(token).sid as string;
   const lookup = (sessionId: string, presented: string, address: string | null = '127.0.0.1'): KeyLookup => ({ sessionId, address, digest: sha256(presented), now: Date.now() / 1000 });
 
   it('when live, revoked and unknown sessions share a batch with known and unknown keys, then each lookup gets its own principal and key, and a dead session gets neither', async () => {
